@@ -1,0 +1,69 @@
+/**
+ * The API's settings, from the environment. Tests pass overrides to `buildApp` instead of touching
+ * `process.env`, so several apps with different limits can live in one test process.
+ */
+
+export interface ApiConfig {
+  readonly port: number;
+  readonly host: string;
+  /** How long an identical crawl request returns the existing job (`TRAWL_DEDUPE_TTL`, seconds). */
+  readonly dedupeTtlSeconds: number;
+  /** Largest accepted body in bytes; crawl requests are small, so the default is tight. */
+  readonly bodyLimit: number;
+  /** Requests per key per window, all routes together. */
+  readonly rateLimitMax: number;
+  /** `POST /crawl` per key per window: each one may start a crawl, so it has its own budget. */
+  readonly crawlRateLimitMax: number;
+  readonly rateLimitWindowMs: number;
+  /** How often an open SSE log stream looks for new `job_log` rows. */
+  readonly ssePollMs: number;
+  /** SSE comment sent when nothing else was, so proxies keep the stream open. */
+  readonly sseHeartbeatMs: number;
+  /** A WebSocket client whose unsent data passes this is skipped (events dropped, see live-feed). */
+  readonly feedHighWaterBytes: number;
+  /** A client that stays over the high-water mark this long is disconnected (close code 1013). */
+  readonly feedSlowCloseMs: number;
+  /** How long a validated API key is trusted without asking Postgres again (revocation delay). */
+  readonly keyCacheMs: number;
+}
+
+export const DEFAULT_CONFIG: ApiConfig = {
+  port: 3000,
+  host: '127.0.0.1',
+  dedupeTtlSeconds: 3600,
+  bodyLimit: 64 * 1024,
+  rateLimitMax: 1200,
+  crawlRateLimitMax: 300,
+  rateLimitWindowMs: 60_000,
+  ssePollMs: 250,
+  sseHeartbeatMs: 15_000,
+  feedHighWaterBytes: 1024 * 1024,
+  feedSlowCloseMs: 30_000,
+  keyCacheMs: 30_000,
+};
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const d = DEFAULT_CONFIG;
+  return {
+    port: int(env, 'TRAWL_API_PORT', d.port, 0),
+    host: env.TRAWL_API_HOST || d.host,
+    dedupeTtlSeconds: int(env, 'TRAWL_DEDUPE_TTL', d.dedupeTtlSeconds, 0),
+    bodyLimit: int(env, 'TRAWL_API_BODY_LIMIT', d.bodyLimit, 1024),
+    rateLimitMax: int(env, 'TRAWL_API_RATE_LIMIT', d.rateLimitMax, 1),
+    crawlRateLimitMax: int(env, 'TRAWL_API_CRAWL_RATE_LIMIT', d.crawlRateLimitMax, 1),
+    rateLimitWindowMs: int(env, 'TRAWL_API_RATE_WINDOW_MS', d.rateLimitWindowMs, 1000),
+    ssePollMs: int(env, 'TRAWL_SSE_POLL_MS', d.ssePollMs, 10),
+    sseHeartbeatMs: int(env, 'TRAWL_SSE_HEARTBEAT_MS', d.sseHeartbeatMs, 100),
+    feedHighWaterBytes: int(env, 'TRAWL_FEED_HIGH_WATER_BYTES', d.feedHighWaterBytes, 1024),
+    feedSlowCloseMs: int(env, 'TRAWL_FEED_SLOW_CLOSE_MS', d.feedSlowCloseMs, 100),
+    keyCacheMs: int(env, 'TRAWL_API_KEY_CACHE_MS', d.keyCacheMs, 0),
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * API keys: `trawl_` + 32 random bytes (base64url). Only the SHA-256 of a key is stored, so a
+ * leaked table grants nothing; a plain hash (no salt, no KDF) is enough because the key has 256
+ * bits of entropy, and it keeps the lookup one indexed equality per request.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Pool, PoolClient } from '@trawl/store';
+
+type Db = Pool | PoolClient;
+
+export const API_KEY_PREFIX = 'trawl_';
+/** What a presented key must look like before we bother Postgres with it. */
+export const API_KEY_PATTERN = /^trawl_[A-Za-z0-9_-]{43}$/;
+/** User ids are chosen by operators (`trawl keys create <user>`); kept printable and short. */
+export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export interface CreatedApiKey {
+  /** The key itself: shown once, never stored. */
+  readonly key: string;
+  /** A short public id (the first characters of the random part), for listings and revocation. */
+  readonly id: string;
+  readonly userId: string;
+}
+
+export class InvalidUserIdError extends Error {
+  readonly code = 'TRAWL_INVALID_USER_ID';
+  readonly retriable = false;
+}
+
+export async function createApiKey(db: Db, userId: string, label: string | null = null): Promise<CreatedApiKey> {
+  if (!USER_ID_PATTERN.test(userId)) {
+    throw new InvalidUserIdError(`user id "${userId}" must be 1-128 characters of letters, digits and _ . @ - (starting with a letter or digit)`);
+  }
+  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  const id = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 10);
+  await db.query('INSERT INTO api_keys (id, user_id, key_hash, label) VALUES ($1, $2, $3, $4)', [id, userId, hashApiKey(key), label]);
+  return { key, id, userId };
+}
+
+/** The owner of a presented key, or undefined when it is unknown or revoked. */
+export async function userForApiKey(db: Db, key: string): Promise<string | undefined> {
+  if (!API_KEY_PATTERN.test(key)) return undefined;
+  const { rows } = await db.query<{ user_id: string }>(
+    'SELECT user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+    [hashApiKey(key)],
+  );
+  return rows[0]?.user_id;
+}
+
+export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
+  return (rowCount ?? 0) > 0;
+}

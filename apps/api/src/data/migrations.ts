@@ -1,0 +1,46 @@
+import type { Migration } from '@trawl/store';
+
+/** Migration owner of the API's own tables (the read models belong to projector-pg). */
+export const API_MIGRATION_OWNER = 'api';
+
+/**
+ * Tables the API owns: API keys, crawl dedupe keys, and the jobs it accepted. `api_jobs` lets a
+ * client read its job the instant `POST /crawl` answers, before projector-pg has seen the event;
+ * `job_id` is text so that it compares with whatever type the read model uses.
+ */
+export const API_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'api keys, crawl dedupe keys, accepted jobs',
+    sql: `
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        user_id text NOT NULL,
+        key_hash text NOT NULL UNIQUE,
+        label text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        revoked_at timestamptz
+      );
+      CREATE INDEX api_keys_user ON api_keys (user_id);
+
+      CREATE TABLE crawl_dedupe (
+        user_id text NOT NULL,
+        dedupe_key text NOT NULL,
+        job_id text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, dedupe_key)
+      );
+      CREATE INDEX crawl_dedupe_expires ON crawl_dedupe (expires_at);
+
+      CREATE TABLE api_jobs (
+        job_id text PRIMARY KEY,
+        user_id text NOT NULL,
+        dedupe_key text NOT NULL,
+        request jsonb NOT NULL,
+        requested_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX api_jobs_user ON api_jobs (user_id, requested_at DESC);
+    `,
+  },
+];

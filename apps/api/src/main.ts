@@ -1,0 +1,55 @@
+/**
+ * The API service: `TRAWL_API_HOST`:`TRAWL_API_PORT` (127.0.0.1:3000). Migrates its own tables
+ * (and the configuration model it writes), provisions the topics it produces to, connects the
+ * producer and the live feed, then serves. Any number of instances may run behind a balancer:
+ * dedupe lives in Postgres, and each instance has its own live subscription for its own sockets
+ * (rate limits are per instance).
+ */
+import { createKafka, endpoints, EventProducer, provisionTopics, runService, subscribeLive } from '@trawl/streams';
+import { CONFIG_MIGRATIONS, createPool, migrate } from '@trawl/store';
+import { buildApp } from './app.ts';
+import { configFromEnv } from './config.ts';
+import { purgeExpiredDedupe } from './crawl/submit-crawl.ts';
+import { API_MIGRATION_OWNER, API_MIGRATIONS } from './data/migrations.ts';
+import { defaultReadinessChecks } from './health/readiness.ts';
+
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+await runService('api', async (logger) => {
+  const config = configFromEnv();
+  const ep = endpoints();
+  const pool = createPool({ applicationName: 'trawl-api', max: 20 });
+  await migrate(pool, 'config', CONFIG_MIGRATIONS);
+  await migrate(pool, API_MIGRATION_OWNER, API_MIGRATIONS);
+  const kafka = createKafka({ clientId: 'trawl-api', logger });
+  await provisionTopics(kafka);
+  const producer = new EventProducer({ kafka, logger });
+  await producer.connect();
+  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
+  producer.prepare(['CrawlRequested', 'JobDispatched', 'JobCancelled']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+
+  const app = await buildApp({
+    pool,
+    producer,
+    logger,
+    config,
+    readiness: defaultReadinessChecks(pool, kafka, ep),
+    subscribeLive: (options) => subscribeLive({ ...options, kafka, logger, groupPrefix: 'trawl-api-feed' }),
+  });
+  await app.listen({ host: config.host, port: config.port });
+  logger.info({ url: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/docs` }, 'api listening');
+
+  const purge = setInterval(() => {
+    purgeExpiredDedupe(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge expired dedupe keys'));
+  }, PURGE_EVERY_MS);
+  purge.unref();
+
+  return {
+    async stop() {
+      clearInterval(purge);
+      await app.close();
+      await producer.disconnect();
+      await pool.end();
+    },
+  };
+});

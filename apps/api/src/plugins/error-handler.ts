@@ -1,0 +1,75 @@
+/**
+ * The one place where errors become responses. Whatever is thrown — an ApiError, a schema
+ * validation failure, one of Fastify's body-parsing errors, a database outage — the client gets
+ * `{ error: { code, message, field? } }` with a code from the catalogue (errors.ts). Anything
+ * unexpected is a 500 `INTERNAL` whose details stay in the log, never in the response.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.ts';
+import { validationToApiError } from '../http/validation-error.ts';
+
+/** Fastify's own client errors, by their code. */
+const FASTIFY_CODES: Readonly<Record<string, ApiError['code']>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+};
+
+/** Connection-level failures of Postgres (node errors, admin shutdown, too many clients, pool timeouts). */
+const PG_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08006', '08001', '08003']);
+
+function isDatabaseOutage(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && PG_UNAVAILABLE.has(code)) return true;
+  const message = (err as Error).message ?? '';
+  return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
+}
+
+export function toApiError(err: FastifyError | Error): ApiError {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) return validationToApiError(fe.validation, fe.validationContext);
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return new ApiError(mapped, fe.message, { cause: err });
+  if (isDatabaseOutage(err)) return new ApiError('DEPENDENCY_UNAVAILABLE', 'the database is not answering; retry later', { cause: err });
+  if (fe.code === '42P01') {
+    // A read-model table is missing: projector-pg has not set them up yet (or a replay is swapping).
+    return new ApiError('DEPENDENCY_UNAVAILABLE', 'the read models are not there yet (is projector-pg running?); retry later', { cause: err });
+  }
+  // Other 4xx raised by Fastify or its parsers (e.g. a prototype-poisoning body) keep their message.
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError('BAD_REQUEST', fe.message, { cause: err });
+  }
+  return new ApiError('INTERNAL', 'internal error', { cause: err });
+}
+
+function sendError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const apiError = toApiError(err);
+  if (apiError.statusCode >= 500) request.log.error({ err }, apiError.message);
+  else request.log.info({ code: apiError.code, field: apiError.field }, apiError.message);
+  // Headers such as retry-after set by the rate limiter stay on the reply.
+  return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody());
+}
+
+/**
+ * Fastify's `frameworkErrors` server option (app.ts): the router's own refusals — a path that is
+ * not valid percent-encoding (`/jobs/%/status`), a parameter longer than `maxParamLength` — never
+ * reach the error handler, and would otherwise answer in Fastify's shape, not the API's.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(err, request, reply);
+}
+
+export default fp(
+  async (fastify) => {
+    fastify.setErrorHandler(sendError);
+    fastify.setNotFoundHandler((request, reply) => {
+      const err = new ApiError('ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
+      return reply.code(err.statusCode).send(err.toBody());
+    });
+  },
+  { name: 'error-handler', fastify: '5.x' },
+);

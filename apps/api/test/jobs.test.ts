@@ -1,0 +1,172 @@
+/**
+ * Job reads on read-model rows written as projector-pg writes them: list with filters and
+ * pagination, status, pages, items (JSON pages, NDJSON and CSV streams), and cancel.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedItems, seedJob, seedPages } from './read-model.ts';
+import { startTestApi, type TestApi } from './support.ts';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startTestApi();
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const get = (url: string, headers: object) => api.app.inject({ method: 'GET', url, headers: headers as Record<string, string> });
+
+describe('GET /jobs', () => {
+  it('lists newest first, filters by status and schedule, and pages with a cursor', async () => {
+    const { user, auth } = await api.user();
+    const t0 = Date.now() - 60_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      ids.push(await seedJob(api.db.pool, {
+        user_id: user,
+        status: i % 2 ? 'finished' : 'running',
+        schedule_id: i === 6 ? 'sched-1' : null,
+        requested_at: new Date(t0 + i * 1000),
+      }));
+    }
+    const page1 = (await get('/jobs?limit=3', auth)).json();
+    expect(page1.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[6], ids[5], ids[4]]);
+    const page2 = (await get(`/jobs?limit=3&cursor=${page1.next_cursor}`, auth)).json();
+    expect(page2.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[3], ids[2], ids[1]]);
+    const page3 = (await get(`/jobs?limit=3&cursor=${page2.next_cursor}`, auth)).json();
+    expect(page3.jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[0]]);
+    expect(page3.next_cursor).toBeNull();
+
+    const finished = (await get('/jobs?status=finished', auth)).json().jobs;
+    expect(finished.map((j: { job_id: string }) => j.job_id)).toEqual([ids[5], ids[3], ids[1]]);
+    const both = (await get('/jobs?status=finished,running&limit=100', auth)).json().jobs;
+    expect(both).toHaveLength(7);
+    expect((await get('/jobs?schedule_id=sched-1', auth)).json().jobs.map((j: { job_id: string }) => j.job_id)).toEqual([ids[6]]);
+    const since = new Date(t0 + 4_500).toISOString();
+    expect((await get(`/jobs?since=${since}`, auth)).json().jobs).toHaveLength(2);
+  });
+
+  it('lists a job accepted a moment ago as pending before the projector has it', async () => {
+    const { auth } = await api.user();
+    const { job_id } = (await api.app.inject({ method: 'POST', url: '/crawl', headers: auth, payload: { start_urls: ['http://a.test/'], depth: 0 } })).json();
+    const jobs = (await get('/jobs', auth)).json().jobs;
+    expect(jobs).toEqual([expect.objectContaining({ job_id, status: 'pending' })]);
+    expect((await get('/jobs?status=running', auth)).json().jobs).toEqual([]);
+  });
+});
+
+describe('GET /jobs/:id/status', () => {
+  it('shows status, counters and timings', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 9, requested_at: new Date(Date.now() - 10_000) });
+    const res = await get(`/jobs/${id}/status`, auth);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      job_id: id,
+      status: 'finished',
+      counters: { pages_fetched: 9, pages_failed: 1, items_extracted: 3, bytes: 12345, urls_seen: 10 },
+      timings: { requested_at: expect.any(String), finished_at: expect.any(String), duration_ms: 5000 },
+      error: null,
+    });
+  });
+
+  it('answers 404 JOB_NOT_FOUND for an unknown job', async () => {
+    const { auth } = await api.user();
+    const res = await get('/jobs/00000000-0000-4000-8000-000000000001/status', auth);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('JOB_NOT_FOUND');
+  });
+});
+
+describe('GET /jobs/:id/pages', () => {
+  it('pages through fetched and failed pages in order, and filters by ok', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await seedPages(api.db.pool, id, 8);
+    const first = (await get(`/jobs/${id}/pages?limit=5`, auth)).json();
+    expect(first.pages).toHaveLength(5);
+    expect(first.pages[0]).toMatchObject({ url: 'http://a.test/p0', status: 200, ok: true, render_mode: 'http', fetched_at: '2030-01-01T00:00:00.000Z' });
+    const rest = (await get(`/jobs/${id}/pages?limit=5&cursor=${first.next_cursor}`, auth)).json();
+    expect(rest.pages.map((p: { url: string }) => p.url)).toEqual(['http://a.test/p5', 'http://a.test/p6', 'http://a.test/p7']);
+    expect(rest.next_cursor).toBeNull();
+    const failed = (await get(`/jobs/${id}/pages?ok=false`, auth)).json().pages;
+    expect(failed.map((p: { url: string; error_code: string }) => [p.url, p.error_code])).toEqual([
+      ['http://a.test/p3', 'HTTP_500'],
+      ['http://a.test/p7', 'HTTP_500'],
+    ]);
+  });
+});
+
+describe('GET /jobs/:id/items', () => {
+  const items: Record<string, string>[] = [{ title: 'Senior, "Go" dev', company: 'Acme' }, { title: '=cmd()', salary: '100k' }, { title: 'Tester' }];
+
+  it('answers JSON pages', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await seedItems(api.db.pool, id, items);
+    const first = (await get(`/jobs/${id}/items?limit=2`, auth)).json();
+    expect(first.items.map((i: { fields: object }) => i.fields)).toEqual(items.slice(0, 2));
+    const rest = (await get(`/jobs/${id}/items?limit=2&cursor=${first.next_cursor}`, auth)).json();
+    expect(rest.items.map((i: { fields: object }) => i.fields)).toEqual(items.slice(2));
+  });
+
+  it('streams NDJSON (by format or Accept)', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await seedItems(api.db.pool, id, items);
+    for (const res of [await get(`/jobs/${id}/items?format=ndjson`, auth), await get(`/jobs/${id}/items`, { ...auth, accept: 'application/x-ndjson' })]) {
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
+      const lines = res.body.trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.fields)).toEqual(items);
+    }
+  });
+
+  it('streams CSV with the union of field names as header, quoted and formula-safe', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await seedItems(api.db.pool, id, items);
+    const res = await get(`/jobs/${id}/items`, { ...auth, accept: 'text/csv' });
+    expect(res.headers['content-type']).toMatch(/text\/csv/);
+    expect(res.headers['content-disposition']).toContain(`items-${id}.csv`);
+    const lines = res.body.split('\r\n');
+    expect(lines[0]).toBe('item_key,url,extracted_at,company,salary,title');
+    expect(lines[1]).toBe('k0000,http://a.test/i0,2030-01-01T00:00:00.000Z,Acme,,"Senior, ""Go"" dev"');
+    expect(lines[2]).toBe("k0001,http://a.test/i1,2030-01-01T00:00:01.000Z,,100k,'=cmd()");
+  });
+
+  it('streams a large export in batches', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await api.db.pool.query(
+      `INSERT INTO job_items (job_id, item_key, fetch_id, url, fields, extracted_at, event_id)
+       SELECT $1, 'k' || lpad(g::text, 5, '0'), 'f', 'http://a.test/', jsonb_build_object('n', g::text), now(), gen_random_uuid()::text
+       FROM generate_series(1, 2500) g`,
+      [id],
+    );
+    const res = await get(`/jobs/${id}/items?format=ndjson`, auth);
+    const keys = res.body.trim().split('\n').map((l) => JSON.parse(l).item_key);
+    expect(keys).toHaveLength(2500);
+    expect(new Set(keys).size).toBe(2500);
+  });
+});
+
+describe('POST /jobs/:id/cancel', () => {
+  it('answers 202 for a running job and 409 for a finished one', async () => {
+    const { user, auth } = await api.user();
+    const running = await seedJob(api.db.pool, { user_id: user, status: 'running' });
+    const res = await api.app.inject({ method: 'POST', url: `/jobs/${running}/cancel`, headers: auth });
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toEqual({ job_id: running, status: 'cancelling' });
+    const finished = await seedJob(api.db.pool, { user_id: user, status: 'finished' });
+    const again = await api.app.inject({ method: 'POST', url: `/jobs/${finished}/cancel`, headers: auth });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('JOB_ALREADY_FINISHED');
+  });
+
+  it('cancels a job accepted a moment ago (not projected yet)', async () => {
+    const { auth } = await api.user();
+    const { job_id } = (await api.app.inject({ method: 'POST', url: '/crawl', headers: auth, payload: { start_urls: ['http://a.test/c'], depth: 0 } })).json();
+    expect((await api.app.inject({ method: 'POST', url: `/jobs/${job_id}/cancel`, headers: auth })).statusCode).toBe(202);
+  });
+});

@@ -1,0 +1,118 @@
+/** The command-line options the bench commands share, with their defaults. */
+import { parseArgs } from 'node:util';
+import { DEFAULT_SITE, type SiteOptions } from './site/site-model.ts';
+
+export interface BenchOptions {
+  readonly site: SiteOptions;
+  readonly latencyMs: number;
+  readonly jitterMs: number;
+  readonly failRate: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+  readonly workers: number;
+  readonly eventPartitions: number;
+  readonly fetchPartitions: number;
+  readonly projectors: boolean;
+  readonly crawleeAutoscale: boolean;
+  readonly contenders: readonly ('trawl' | 'crawlee' | 'limit')[];
+  /** Extra Trawl pipelines with other settings, run as contenders of their own (A/B in one run). */
+  readonly variants: readonly TrawlVariant[];
+  readonly out: string | undefined;
+}
+
+export interface TrawlVariant {
+  readonly label: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** `label:K=V,K=V` → a variant; e.g. `before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PARSE_THREADS=0`. */
+export function parseVariant(spec: string): TrawlVariant {
+  const colon = spec.indexOf(':');
+  if (colon <= 0) throw new Error(`--variant wants label:K=V[,K=V], got "${spec}"`);
+  const env: Record<string, string> = {};
+  for (const pair of spec.slice(colon + 1).split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--variant: "${pair}" is not K=V`);
+    env[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return { label: `trawl-${spec.slice(0, colon)}`, env };
+}
+
+export const USAGE = `options (all optional):
+  --pages N            site pages (default ${DEFAULT_SITE.pages})
+  --links K            content links per page (default ${DEFAULT_SITE.links})
+  --items M            listings (items) per page (default ${DEFAULT_SITE.items})
+  --hosts H            spread the site over 127.0.0.1..H (default 1)
+  --latency-ms L       server think time per page (default 0); --jitter-ms J adds 0..J
+  --fail-rate R        fraction of pages answering 503 once (default 0)
+  --rounds R           interleaved rounds (default 3)
+  --concurrency C      pages in flight, every contender (default 32)
+  --workers W          Trawl worker processes (default 1: one host is one partition, see README)
+  --event-partitions P, --fetch-partitions F   Trawl topic partitions (default 6, 12)
+  --no-projectors      leave projector-pg/-ch out even when they exist
+  --crawlee-autoscale  let Crawlee's pool autoscale from low (default: pinned at C)
+  --contenders LIST    comma list of trawl,crawlee,limit (default all three)
+  --variant L:K=V,…    one more Trawl pipeline, "trawl-L", with these environment settings
+                       (repeatable; e.g. before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PARSE_THREADS=0)
+  --out FILE           JSON file name under bench-results/`;
+
+export function parseBenchOptions(argv: readonly string[] = process.argv.slice(2), defaults: Partial<Record<string, string>> = {}): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      pages: { type: 'string' },
+      links: { type: 'string' },
+      items: { type: 'string' },
+      hosts: { type: 'string' },
+      render: { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'jitter-ms': { type: 'string' },
+      'fail-rate': { type: 'string' },
+      rounds: { type: 'string' },
+      concurrency: { type: 'string' },
+      workers: { type: 'string' },
+      'event-partitions': { type: 'string' },
+      'fetch-partitions': { type: 'string' },
+      'no-projectors': { type: 'boolean' },
+      'crawlee-autoscale': { type: 'boolean' },
+      contenders: { type: 'string' },
+      variant: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    process.exit(0);
+  }
+  const get = (name: Exclude<keyof typeof values, 'variant'>, dflt: string): string => (values[name] as string | undefined) ?? defaults[name] ?? dflt;
+  const num = (name: Exclude<keyof typeof values, 'variant'>, dflt: number, min = 0): number => {
+    const n = Number(get(name, String(dflt)));
+    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number ≥ ${min}`);
+    return n;
+  };
+  const contenders = get('contenders', 'trawl,crawlee,limit').split(',').map((c) => c.trim());
+  for (const c of contenders) if (!['trawl', 'crawlee', 'limit'].includes(c)) throw new Error(`unknown contender ${c}`);
+  return {
+    site: {
+      pages: num('pages', DEFAULT_SITE.pages, 1),
+      links: num('links', DEFAULT_SITE.links, 1),
+      items: num('items', DEFAULT_SITE.items),
+      hosts: num('hosts', DEFAULT_SITE.hosts, 1),
+      render: get('render', 'html') === 'js' ? 'js' : 'html',
+    },
+    latencyMs: num('latency-ms', 0),
+    jitterMs: num('jitter-ms', 0),
+    failRate: num('fail-rate', 0),
+    rounds: num('rounds', 3, 1),
+    concurrency: num('concurrency', 32, 1),
+    workers: num('workers', 1, 1),
+    eventPartitions: num('event-partitions', 6, 1),
+    fetchPartitions: num('fetch-partitions', 12, 1),
+    projectors: !values['no-projectors'],
+    crawleeAutoscale: values['crawlee-autoscale'] ?? false,
+    contenders: contenders as BenchOptions['contenders'],
+    variants: (values.variant ?? []).map(parseVariant),
+    out: values.out ?? defaults.out,
+  };
+}

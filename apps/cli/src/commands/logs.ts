@@ -1,0 +1,18 @@
+/** `trawl logs <job id>`: the job's log from the start, live until it ends (SSE). Exit 1 when the job failed. */
+import type { ApiClient } from '../lib/api-client.ts';
+import { styleFor } from '../lib/format.ts';
+import { followLogs } from '../lib/log-stream.ts';
+
+export async function logs(api: ApiClient, jobId: string): Promise<number> {
+  const s = styleFor(process.stdout);
+  const level = (l: string) => (l === 'error' ? s.red('ERROR') : l === 'warn' ? s.yellow('WARN ') : s.dim('INFO '));
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  const end = await followLogs(api, jobId, (line) => {
+    process.stdout.write(`${s.dim(line.ts.slice(11, 23))} ${level(line.level)} ${line.msg}\n`);
+  }, { signal: controller.signal });
+  process.stdout.write(
+    `${s.bold(`— ${end.status}`)}: ${end.pages_fetched} pages fetched, ${end.pages_failed} failed, ${end.items_extracted} items${end.error ? ` (${end.error})` : ''}\n`,
+  );
+  return end.status === 'failed' ? 1 : 0;
+}

@@ -1,0 +1,79 @@
+/**
+ * `trawl up`: the local stack, then every service in the background (logs in .trawl/logs/). Apps
+ * that do not exist yet are skipped with a warning, so the command works while Trawl grows.
+ */
+import { formatUpStep, formatUpSummary, stackUp, styleFor as stackStyle } from '@trawl/stack';
+import { apiBaseUrl } from '../lib/api-client.ts';
+import { CliError } from '../lib/cli-error.ts';
+import { styleFor } from '../lib/format.ts';
+import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
+import { lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
+
+/**
+ * Services started by `trawl up` may fetch from this machine (the demo site, local test sites):
+ * the crawler refuses loopback by default (SSRF guard), and a local stack is for local use. An
+ * explicit TRAWL_FETCH_ALLOW (even empty) wins.
+ */
+export const LOCAL_FETCH_ALLOW = '127.0.0.1/32,::1/128,localhost';
+
+export function serviceEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, TRAWL_FETCH_ALLOW: env.TRAWL_FETCH_ALLOW ?? LOCAL_FETCH_ALLOW };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitForHttp(url: string, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      if (res.ok) return true;
+    } catch {
+      // not yet
+    }
+    await sleep(250);
+  }
+  return false;
+}
+
+export async function up(): Promise<void> {
+  const err = process.stderr;
+  const s = styleFor(err);
+  const st = stackStyle(err);
+  const report = await stackUp({ onStep: (step) => void err.write(formatUpStep(step, st) + '\n') });
+  err.write(formatUpSummary(report.ok, report.ms, report.steps, st) + '\n');
+  if (!report.ok) throw new CliError('the local stack did not come up (see above); services were not started');
+
+  const env = serviceEnv();
+  const started: string[] = [];
+  for (const spec of serviceCatalogue()) {
+    if (!isInstalled(spec.app)) {
+      err.write(s.yellow(`! ${spec.name}: apps/${spec.app}/src/main.ts does not exist yet — skipped\n`));
+      continue;
+    }
+    const before = serviceState(spec);
+    const state = startService(spec, env);
+    if (before.running) err.write(s.dim(`= ${spec.name} already running (pid ${state.pid})\n`));
+    else {
+      started.push(spec.name);
+      err.write(`${s.green('↑')} ${spec.name} started (pid ${state.pid}) → ${state.log}\n`);
+    }
+  }
+  // A service that dies at once (bad config, port taken) should not go unnoticed.
+  const dead: string[] = [];
+  await Promise.all(
+    serviceCatalogue()
+      .filter((spec) => started.includes(spec.name))
+      .map(async (spec) => {
+        if (!(await staysUp(spec, 2_000))) dead.push(spec.name);
+      }),
+  );
+  for (const name of dead) err.write(s.red(`✗ ${name} exited at start; last lines of its log:\n`) + lastLogLines(name) + '\n');
+  if (isInstalled('api') && !dead.includes('api')) {
+    const ok = await waitForHttp(`${apiBaseUrl()}/healthz`, 60_000);
+    err.write(ok ? `${s.green('✓')} API ready at ${apiBaseUrl()} (docs: ${apiBaseUrl()}/docs)\n` : s.red(`✗ the API did not answer at ${apiBaseUrl()}\n`));
+    if (!ok) dead.push('api');
+  }
+  if (dead.length) throw new CliError(`not every service came up: ${dead.join(', ')} (logs in .trawl/logs/)`);
+}

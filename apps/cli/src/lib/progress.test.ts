@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { ProgressModel, renderBar, type FeedEventMessage } from './progress.ts';
+
+const ev = (event: string, data: Record<string, unknown>): FeedEventMessage => ({ type: 'event', event, job_id: 'j', data });
+
+describe('progress model', () => {
+  it('estimates the total from start URLs and followable links, capped by max pages', () => {
+    const m = new ProgressModel(['http://a/'], { maxDepth: 1, maxPages: 5 });
+    m.apply(ev('PageFetched', { url: 'http://a/', depth: 0, links: ['http://a/1', 'http://a/2'], item_count: 3, bytes: 100 }));
+    expect(m.snapshot).toMatchObject({ pagesFetched: 1, items: 3, bytes: 100, estimate: 3, done: false });
+    // Depth 1 = max depth: its links are not followed, so they do not count.
+    m.apply(ev('PageFetched', { url: 'http://a/1', depth: 1, links: ['http://a/9'], item_count: 0, bytes: 50 }));
+    m.apply(ev('PageFailed', { url: 'http://a/2', depth: 1 }));
+    expect(m.snapshot).toMatchObject({ pagesFetched: 2, pagesFailed: 1, estimate: 3 });
+    m.apply(ev('JobCompleted', { outcome: 'finished' }));
+    expect(m.snapshot).toMatchObject({ done: true, outcome: 'finished' });
+  });
+
+  it('takes depth and budget from JobDispatched', () => {
+    const m = new ProgressModel(['http://a/'], { maxDepth: 0, maxPages: 100 });
+    m.apply(ev('JobDispatched', { spec: { max_depth: 2, max_pages: 2 } }));
+    m.apply(ev('PageFetched', { url: 'http://a/', depth: 0, links: ['http://a/1', 'http://a/2', 'http://a/3'] }));
+    expect(m.snapshot.estimate).toBe(2);
+  });
+
+  it('records failure', () => {
+    const m = new ProgressModel(['http://a/'], { maxDepth: 1, maxPages: 5 });
+    m.apply(ev('JobFailed', { reason: 'every start URL refused' }));
+    expect(m.snapshot).toMatchObject({ done: true, outcome: 'failed', error: 'every start URL refused' });
+  });
+});
+
+describe('progress bar', () => {
+  it('renders proportionally and full when done', () => {
+    const base = { pagesFetched: 5, pagesFailed: 0, items: 7, bytes: 2048, estimate: 10, done: false, outcome: null, error: null };
+    expect(renderBar(base, 10)).toBe('[█████░░░░░]  50%  5/10 pages · 7 items · 2048');
+    expect(renderBar({ ...base, pagesFailed: 1, done: true, outcome: 'finished' }, 10)).toBe('[██████████] 100%  6/6 pages · 1 failed · 7 items · 2048');
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * What the console's routes need from outside — ClickHouse, Kafka, the schema registry, a
+ * producer — created lazily from the environment (the same endpoints every service reads), so
+ * that registering the plugin connects to nothing: an API whose console is never opened never
+ * talks to ClickHouse or reads a dead-letter topic. Tests hand in their own.
+ */
+import {
+  createKafka,
+  endpoints,
+  EventCodec,
+  EventProducer,
+  topicCatalogue,
+  TOPICS,
+  type Logger,
+  type RawMessage,
+} from '@trawl/streams';
+import { ClickHouseReader } from './clickhouse/clickhouse-client.ts';
+
+export type Kafka = ReturnType<typeof createKafka>;
+
+export interface ConsoleOptions {
+  /** ClickHouse with the analytics tables; default: CLICKHOUSE_URL / CLICKHOUSE_DATABASE. */
+  readonly clickhouse?: { readonly url: string; readonly database: string };
+  readonly kafka?: Kafka;
+  readonly codec?: EventCodec;
+  /** Sends re-driven messages; default: the API's producer when it can send raw bytes, else one of our own. */
+  readonly producer?: { sendRaw(message: RawMessage): Promise<void> };
+  /** The dead-letter topics; default: the catalogue's (TRAWL_TOPIC_PREFIX applied). */
+  readonly deadLetterTopics?: { readonly fetch: string; readonly events: string };
+  /** Where a re-drive may write; default: the catalogue's event and command topics. */
+  readonly redriveTopics?: readonly string[];
+  /** Topics whose consumer lag is shown; default: the catalogue's. */
+  readonly lagTopics?: readonly string[];
+  /** Where the built bundle lives (tests build into a temporary folder). */
+  readonly distDir?: string;
+  /** How long a read of the dead-letter topics is reused, ms. */
+  readonly deadLetterCacheMs?: number;
+}
+
+export class ConsoleServices {
+  private kafkaClient: Kafka | undefined;
+  private codecInstance: EventCodec | undefined;
+  private chReader: ClickHouseReader | undefined;
+  private ownProducer: EventProducer | undefined;
+  private ownProducerReady: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: ConsoleOptions,
+    private readonly logger: Logger,
+    /** The API's producer, if it has one that can forward raw bytes. */
+    private readonly apiProducer: { sendRaw?: (m: RawMessage) => Promise<void> } | undefined,
+  ) {}
+
+  kafka(): Kafka {
+    this.kafkaClient ??= this.options.kafka ?? createKafka({ clientId: 'trawl-console', logger: this.logger });
+    return this.kafkaClient;
+  }
+
+  codec(): EventCodec {
+    this.codecInstance ??= this.options.codec ?? new EventCodec();
+    return this.codecInstance;
+  }
+
+  clickhouse(): ClickHouseReader {
+    if (!this.chReader) {
+      const ep = this.options.clickhouse ?? { url: endpoints().clickhouseUrl, database: endpoints().clickhouseDatabase };
+      this.chReader = new ClickHouseReader({ url: ep.url, database: ep.database });
+    }
+    return this.chReader;
+  }
+
+  async sendRaw(message: RawMessage): Promise<void> {
+    if (this.options.producer) return this.options.producer.sendRaw(message);
+    if (typeof this.apiProducer?.sendRaw === 'function') return this.apiProducer.sendRaw(message);
+    if (!this.ownProducer) {
+      this.ownProducer = new EventProducer({ kafka: this.kafka(), logger: this.logger, codec: this.codec() });
+      this.ownProducerReady = this.ownProducer.connect();
+    }
+    await this.ownProducerReady;
+    return this.ownProducer.sendRaw(message);
+  }
+
+  get deadLetterTopics(): { readonly fetch: string; readonly events: string } {
+    return this.options.deadLetterTopics ?? { fetch: TOPICS.fetchDlq, events: TOPICS.eventsDlq };
+  }
+
+  get redriveTopics(): ReadonlySet<string> {
+    return new Set(this.options.redriveTopics ?? topicCatalogue().filter((t) => t.role === 'event' || t.role === 'command').map((t) => t.name));
+  }
+
+  get lagTopics(): readonly string[] {
+    return this.options.lagTopics ?? topicCatalogue().filter((t) => t.role !== 'dead-letter').map((t) => t.name);
+  }
+
+  async close(): Promise<void> {
+    await this.ownProducer?.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * `GET /metrics/lag`: consumer lag per group. Operational, not per user — it names groups and
+ * counts, no job or URL — so every signed-in user sees it. Kafka unreachable is an answer too
+ * (`available: false` and why), so the dashboard can say so instead of failing.
+ */
+import '../host-app.ts';
+import type { FastifyPluginAsync } from 'fastify';
+import { consumerLag, type GroupLag } from '../lag/consumer-lag.ts';
+import type { ConsoleServices } from '../console-services.ts';
+
+const LAG_CACHE_MS = 5000;
+
+const consumerLagRoutes: FastifyPluginAsync<{ services: ConsoleServices }> = async (fastify, { services }) => {
+  let cached: { at: number; body: object } | undefined;
+  let pending: Promise<object> | undefined;
+
+  async function measure(): Promise<object> {
+    const started = performance.now();
+    try {
+      const groups: GroupLag[] = await consumerLag(services.kafka(), fastify.db, services.lagTopics);
+      return { available: true, measured_at: new Date().toISOString(), took_ms: Math.round(performance.now() - started), groups };
+    } catch (err) {
+      return { available: false, reason: `Kafka did not answer: ${(err as Error).message}`, measured_at: new Date().toISOString(), groups: [] };
+    }
+  }
+
+  fastify.get(
+    '/metrics/lag',
+    {
+      schema: {
+        tags: ['console'],
+        summary: 'Consumer lag per group (Kafka committed offsets) and per projection (Postgres stream_offsets)',
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              available: { type: 'boolean' },
+              reason: { type: 'string' },
+              measured_at: { type: 'string' },
+              took_ms: { type: 'number' },
+              groups: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    group: { type: 'string' },
+                    kind: { type: 'string', enum: ['consumer-group', 'projection'] },
+                    state: { type: ['string', 'null'] },
+                    members: { type: ['integer', 'null'] },
+                    lag: { type: 'integer' },
+                    topics: {
+                      type: 'array',
+                      items: { type: 'object', properties: { topic: { type: 'string' }, lag: { type: 'integer' }, partitions: { type: 'integer' } } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    async () => {
+      if (cached && Date.now() - cached.at < LAG_CACHE_MS) return cached.body;
+      pending ??= measure().finally(() => (pending = undefined));
+      const body = await pending;
+      cached = { at: Date.now(), body };
+      return body;
+    },
+  );
+};
+
+export default consumerLagRoutes;

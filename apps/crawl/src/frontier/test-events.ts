@@ -1,0 +1,74 @@
+import type { CrawlSpec, JobCancelled, JobDispatched, PageFailed, PageFetched } from '@trawl/schemas';
+import { testSpec } from '../rules/test-spec.ts';
+import { fetchId, normaliseUrl } from '../url/normalise.ts';
+import type { FrontierEvent } from './decide.ts';
+
+/** Event builders for frontier tests: only what a test is about is spelled out. */
+export const JOB = '6f1c2a4e-93b7-5d0a-8c1e-2b7f4d9a0e11';
+const at = new Date('2026-11-21T10:00:00.000Z');
+let n = 0;
+const envelope = () => ({ event_id: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, occurred_at: at, causation_id: null });
+
+export function dispatched(startUrls: string[], spec: Partial<CrawlSpec> = {}): FrontierEvent {
+  const data: JobDispatched = {
+    ...envelope(),
+    job_id: JOB,
+    user_id: null,
+    target_id: null,
+    schedule_id: null,
+    search_url: startUrls[0] ?? '',
+    start_urls: startUrls,
+    keywords: [],
+    location: null,
+    spec: testSpec(spec),
+    attempt: 1,
+  };
+  return { type: 'JobDispatched', data };
+}
+
+export function fetched(url: string, depth: number, links: string[] = [], extra: Partial<PageFetched> = {}): FrontierEvent {
+  const u = normaliseUrl(url);
+  const data: PageFetched = {
+    ...envelope(),
+    job_id: JOB,
+    fetch_id: fetchId(JOB, u),
+    url: u,
+    final_url: u,
+    status: 200,
+    content_type: 'text/html',
+    bytes: 100,
+    fetch_ms: 5,
+    render_mode: 'http',
+    depth,
+    links,
+    next_page: null,
+    item_count: 0,
+    truncated: false,
+    parsed: true,
+    attempt: 1,
+    ...extra,
+  };
+  return { type: 'PageFetched', data };
+}
+
+export function failed(url: string, depth: number): FrontierEvent {
+  const u = normaliseUrl(url);
+  const data: PageFailed = {
+    ...envelope(),
+    job_id: JOB,
+    fetch_id: fetchId(JOB, u),
+    url: u,
+    depth,
+    status: 503,
+    error_code: 'TRAWL_HTTP_STATUS',
+    error_message: 'HTTP 503',
+    attempts: 4,
+    render_mode: 'http',
+  };
+  return { type: 'PageFailed', data };
+}
+
+export function cancelled(): FrontierEvent {
+  const data: JobCancelled = { ...envelope(), job_id: JOB, user_id: null, reason: 'test' };
+  return { type: 'JobCancelled', data };
+}

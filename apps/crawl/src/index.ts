@@ -1,0 +1,48 @@
+/**
+ * @trawl/crawl — the crawl without Kafka: URL normalisation and rules, the frontier decider, fetch
+ * safety, HTTP and browser fetching, robots.txt and politeness, parsing and extraction, and the
+ * worker's per-page processing. The Kafka wiring (apps/frontier, apps/worker) calls these.
+ */
+
+// errors
+export * from './errors.ts';
+
+// URLs and rules
+export { normaliseUrl, normaliseUrlOrNull, fetchId } from './url/normalise.ts';
+export { CrawlRules, compileRules, hostOf, type RuleVerdict } from './rules/crawl-rules.ts';
+export { detectTrap, DEFAULT_TRAP_GUARDS, type TrapGuardOptions, type TrapVerdict } from './rules/trap-guards.ts';
+export { isNonFetchableHref } from './rules/href-filter.ts';
+
+// safety
+export { AddressPolicy, parseAllowList, type AllowList } from './safety/address-policy.ts';
+export { SafeResolver, type SafeResolverOptions, type Resolve } from './safety/safe-resolver.ts';
+export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
+
+// fetching
+export type { FetchResult } from './fetch/fetch-result.ts';
+export { HttpFetcher, DEFAULT_USER_AGENT, type HttpFetcherOptions, type FetchOptions } from './fetch/http-fetcher.ts';
+export { BrowserFetcher, CHROMIUM_ARGS, type BrowserFetcherOptions, type BrowserFetchOptions } from './fetch/browser-fetcher.ts';
+export { statusError } from './fetch/status-error.ts';
+export { parseRetryAfter } from './fetch/retry-after.ts';
+
+// politeness
+export { RobotsCache, type RobotsCacheOptions, type RobotsFetcher, type RobotsVerdict } from './politeness/robots.ts';
+export { parseRobots, type RobotsRules } from './politeness/robots-parser.ts';
+export { HostLimiter, hostPolicyOf, type HostLimiterOptions, type HostPolicy, type AcquireOptions, type Release } from './politeness/host-limiter.ts';
+
+// parsing
+export { parsePage, DEFAULT_PARSE_LIMITS, type ParsePageInput, type ParsedPage, type ParseLimits } from './parse/parse-page.ts';
+export { itemKey } from './parse/item-key.ts';
+export type { ExtractedItem } from './parse/extract-items.ts';
+
+// frontier
+export { decide, decideAll, type Decision, type DecideOptions, type FrontierEvent, type FrontierEmit } from './frontier/decide.ts';
+export { initialFrontierState, isTerminal, type FrontierState, type FrontierStatus, type FrontierCounters, type OutstandingFetch } from './frontier/frontier-state.ts';
+export { eventId } from './frontier/event-ids.ts';
+
+// worker
+export { PageProcessor, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export { RulesCache } from './worker/rules-cache.ts';
+export { lazyBrowserFetcher } from './worker/lazy-browser.ts';
+export { pageFetchedEvent, itemExtractedEvents, pageFailedEvent } from './worker/worker-events.ts';
+export { crawlInMemory, type InMemoryCrawlResult } from './worker/in-memory-crawl.ts';

@@ -1,0 +1,53 @@
+import type { CheerioAPI } from 'cheerio/slim';
+import type { CrawlRules, RuleVerdict } from '../rules/crawl-rules.ts';
+import { isNonFetchableHref } from '../rules/href-filter.ts';
+import { normaliseUrlOrNull } from '../url/normalise.ts';
+
+export interface LinkLimits {
+  /** Kept links per page. A page listing more is a sitemap or a bomb; the crawl reaches the rest through other pages. */
+  readonly maxLinks: number;
+  /** Anchors looked at per page, kept or not, bounding the work on a page of a million anchors. */
+  readonly maxAnchors: number;
+}
+
+export interface ExtractedLinks {
+  /** Normalised, kept by the rules, deduplicated, in document order. */
+  readonly links: string[];
+  /** How many were dropped, by reason ('invalid' for unparseable/non-http hrefs). */
+  readonly dropped: Partial<Record<Exclude<RuleVerdict, null> | 'invalid' | 'capped', number>>;
+}
+
+export function extractLinks($: CheerioAPI, base: URL, pageUrl: string, rules: CrawlRules, limits: LinkLimits): ExtractedLinks {
+  const links: string[] = [];
+  const seen = new Set<string>();
+  const dropped: Record<string, number> = {};
+  const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
+  const anchors = $('a[href], area[href]');
+  const n = Math.min(anchors.length, limits.maxAnchors);
+  if (anchors.length > n) dropped.capped = anchors.length - n;
+  for (let i = 0; i < n; i++) {
+    const href = (anchors[i] as { attribs?: Record<string, string> }).attribs?.href ?? '';
+    if (isNonFetchableHref(href)) {
+      drop('invalid');
+      continue;
+    }
+    const url = normaliseUrlOrNull(href, base);
+    if (url === null) {
+      drop('invalid');
+      continue;
+    }
+    if (seen.has(url)) continue;
+    seen.add(url);
+    const verdict = rules.check(url, pageUrl);
+    if (verdict) {
+      drop(verdict);
+      continue;
+    }
+    if (links.length >= limits.maxLinks) {
+      drop('capped');
+      continue;
+    }
+    links.push(url);
+  }
+  return { links, dropped };
+}

@@ -1,0 +1,16 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The stable key of an extracted item: SHA-256 of the page URL (the normalised requested URL), the
+ * item's index on the page and its fields (sorted by name), hex, first 32 characters (128 bits).
+ *
+ * Why all three: the same page re-crawled with the same content yields the same keys (so ClickHouse
+ * and Postgres dedupe re-deliveries and re-runs); the index keeps two identical-looking items on one
+ * page apart; the fields make an edited item a new fact. Cost: an item that only moved position on
+ * the page gets a new key. A website with real ids should expose them as a field and dedupe on that.
+ */
+export function itemKey(pageUrl: string, index: number, fields: Readonly<Record<string, string>>): string {
+  const h = createHash('sha256').update(pageUrl).update('\n').update(String(index));
+  for (const name of Object.keys(fields).sort()) h.update('\n').update(name).update('\u0000').update(fields[name]!);
+  return h.digest('hex').slice(0, 32);
+}

@@ -1,0 +1,103 @@
+/**
+ * robots.txt as RFC 9309 reads it: groups of user-agent lines followed by rules; the group(s) naming
+ * our product token win over `*`; Allow/Disallow paths with `*` and a final `$`; the longest matching
+ * rule decides and Allow wins a tie. Crawl-delay (not in the RFC, widely used) is read per group.
+ * Patterns are compiled once, when the file is parsed.
+ */
+export interface RobotsRule {
+  readonly allow: boolean;
+  readonly pattern: string;
+  readonly regex: RegExp;
+}
+
+export interface RobotsRules {
+  /** Whether `pathAndQuery` (starting with `/`, percent-encoded as in a normalised URL) may be fetched. */
+  isAllowed(pathAndQuery: string): boolean;
+  /** Crawl-delay of the applicable group, in milliseconds. */
+  readonly crawlDelayMs: number | null;
+  readonly sitemaps: readonly string[];
+}
+
+/** RFC 9309 asks crawlers to parse at least 500 KiB; past that the rest is ignored. */
+export const MAX_ROBOTS_BYTES = 500 * 1024;
+
+interface Group {
+  agents: string[];
+  rules: RobotsRule[];
+  crawlDelayMs: number | null;
+}
+
+export const ALLOW_ALL: RobotsRules = { isAllowed: () => true, crawlDelayMs: null, sitemaps: [] };
+
+export function parseRobots(text: string, productToken: string): RobotsRules {
+  const token = productToken.toLowerCase();
+  const groups: Group[] = [];
+  const sitemaps: string[] = [];
+  let current: Group | null = null;
+  let lastWasAgent = false;
+  for (const rawLine of text.slice(0, MAX_ROBOTS_BYTES).split(/\r\n|\r|\n/)) {
+    const hash = rawLine.indexOf('#');
+    const line = (hash === -1 ? rawLine : rawLine.slice(0, hash)).trim();
+    const colon = line.indexOf(':');
+    if (colon === -1) continue;
+    const key = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (key === 'user-agent') {
+      if (!current || !lastWasAgent) {
+        current = { agents: [], rules: [], crawlDelayMs: null };
+        groups.push(current);
+      }
+      current.agents.push(value.toLowerCase().split('/')[0]!.trim());
+      lastWasAgent = true;
+      continue;
+    }
+    lastWasAgent = false;
+    if (key === 'sitemap') {
+      sitemaps.push(value);
+      continue;
+    }
+    if (!current) continue; // rules before any user-agent line belong to no group
+    if (key === 'allow' || key === 'disallow') {
+      if (value === '') continue; // "Disallow:" with nothing allows everything
+      const pattern = normalisePattern(value);
+      current.rules.push({ allow: key === 'allow', pattern, regex: compilePattern(pattern) });
+    } else if (key === 'crawl-delay') {
+      const seconds = Number(value);
+      if (Number.isFinite(seconds) && seconds >= 0) current.crawlDelayMs = Math.round(seconds * 1000);
+    }
+  }
+  const mine = groups.filter((g) => g.agents.includes(token));
+  const chosen = mine.length > 0 ? mine : groups.filter((g) => g.agents.includes('*'));
+  const rules = chosen.flatMap((g) => g.rules);
+  const crawlDelayMs = chosen.reduce<number | null>((d, g) => (g.crawlDelayMs === null ? d : Math.max(d ?? 0, g.crawlDelayMs)), null);
+  // Longest pattern first, Allow before Disallow on equal length: the first match decides.
+  rules.sort((a, b) => b.pattern.length - a.pattern.length || Number(b.allow) - Number(a.allow));
+  return {
+    crawlDelayMs,
+    sitemaps,
+    isAllowed(pathAndQuery: string): boolean {
+      if (pathAndQuery === '/robots.txt') return true;
+      for (const r of rules) if (r.regex.test(pathAndQuery)) return r.allow;
+      return true;
+    },
+  };
+}
+
+const ESCAPE = /[.+?^{}()|[\]\\]/g;
+
+function compilePattern(pattern: string): RegExp {
+  const anchored = pattern.endsWith('$');
+  const body = (anchored ? pattern.slice(0, -1) : pattern).replace(ESCAPE, '\\$&').replace(/\*+/g, '.*');
+  return new RegExp(`^${body}${anchored ? '$' : ''}`);
+}
+
+/** Percent-encode what a URL would encode and upper-case escapes, so patterns compare with normalised URLs. */
+function normalisePattern(p: string): string {
+  const withSlash = p.startsWith('/') || p.startsWith('*') ? p : `/${p}`;
+  return withSlash
+    .replace(/%([0-9a-fA-F]{2})/g, (_m, h: string) => {
+      const ch = String.fromCharCode(parseInt(h, 16));
+      return /[A-Za-z0-9\-._~]/.test(ch) ? ch : `%${h.toUpperCase()}`;
+    })
+    .replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
+}

@@ -1,0 +1,120 @@
+import { CrawlError, DnsNotFoundError, RobotsDisallowedError, RobotsUnavailableError, UnsafeAddressError } from '../errors.ts';
+import type { FetchOptions } from '../fetch/http-fetcher.ts';
+import type { FetchResult } from '../fetch/fetch-result.ts';
+import { ALLOW_ALL, MAX_ROBOTS_BYTES, parseRobots, type RobotsRules } from './robots-parser.ts';
+
+/** Anything that fetches like HttpFetcher: robots.txt goes through the same safe, pooled fetcher as pages. */
+export interface RobotsFetcher {
+  fetch(url: string, options?: FetchOptions): Promise<FetchResult>;
+}
+
+export interface RobotsCacheOptions {
+  /** Product token matched against User-agent lines. */
+  readonly productToken?: string;
+  /** How long a fetched robots.txt is trusted (RFC 9309: at most 24 h). */
+  readonly ttlMs?: number;
+  /** How long an unreachable robots.txt (5xx, network) keeps the origin waiting before it is asked again. */
+  readonly errorTtlMs?: number;
+  /** Origins kept; the least recently used go first. */
+  readonly maxOrigins?: number;
+  readonly now?: () => number;
+}
+
+export interface RobotsVerdict {
+  readonly allowed: boolean;
+  readonly crawlDelayMs: number | null;
+}
+
+type Entry = { at: number; ttl: number; rules: RobotsRules | null; error: CrawlError | null; pending: Promise<RobotsRules> | null };
+
+/**
+ * robots.txt per origin, fetched once and cached. 2xx: parsed. 4xx (but 429): no rules, all allowed
+ * (RFC 9309 §2.3.1.3). 5xx, 429, network errors: the origin is "unreachable" and nothing may be
+ * fetched from it for now: a retriable RobotsUnavailableError, itself cached for `errorTtlMs` so a
+ * burst of fetches does not hammer a failing server. An origin that is refused by the safety policy or
+ * does not resolve fails the same way its pages would (non-retriable).
+ */
+export class RobotsCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly productToken: string;
+  private readonly ttlMs: number;
+  private readonly errorTtlMs: number;
+  private readonly maxOrigins: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly fetcher: RobotsFetcher,
+    options: RobotsCacheOptions = {},
+  ) {
+    this.productToken = options.productToken ?? 'trawl';
+    this.ttlMs = options.ttlMs ?? 24 * 3600_000;
+    this.errorTtlMs = options.errorTtlMs ?? 60_000;
+    this.maxOrigins = options.maxOrigins ?? 10_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Whether `url` may be fetched, and the origin's crawl-delay. Throws RobotsUnavailableError (retriable) when robots.txt cannot be read. */
+  async check(url: string): Promise<RobotsVerdict> {
+    const u = new URL(url);
+    const rules = await this.rulesFor(u.origin);
+    return { allowed: rules.isAllowed(u.pathname + u.search), crawlDelayMs: rules.crawlDelayMs };
+  }
+
+  /** As check(), but throws RobotsDisallowedError when disallowed. */
+  async assertAllowed(url: string): Promise<RobotsVerdict> {
+    const verdict = await this.check(url);
+    if (!verdict.allowed) throw new RobotsDisallowedError(`robots.txt disallows ${url}`);
+    return verdict;
+  }
+
+  async rulesFor(origin: string): Promise<RobotsRules> {
+    const now = this.now();
+    const hit = this.entries.get(origin);
+    if (hit) {
+      if (hit.pending) return hit.pending;
+      if (now - hit.at < hit.ttl) {
+        this.entries.delete(origin); // move to the back: least recently used goes first
+        this.entries.set(origin, hit);
+        if (hit.error) throw hit.error;
+        return hit.rules!;
+      }
+    }
+    const entry: Entry = { at: now, ttl: this.ttlMs, rules: null, error: null, pending: null };
+    entry.pending = this.load(origin).then(
+      (rules) => {
+        Object.assign(entry, { rules, pending: null, at: this.now() });
+        return rules;
+      },
+      (err: CrawlError) => {
+        const permanent = err instanceof UnsafeAddressError || err instanceof DnsNotFoundError;
+        Object.assign(entry, { error: err, pending: null, at: this.now(), ttl: permanent ? this.ttlMs : this.errorTtlMs });
+        throw err;
+      },
+    );
+    this.entries.delete(origin);
+    this.entries.set(origin, entry);
+    this.evict();
+    return entry.pending;
+  }
+
+  private async load(origin: string): Promise<RobotsRules> {
+    let res: FetchResult;
+    try {
+      res = await this.fetcher.fetch(`${origin}/robots.txt`, { accept: 'text', maxBodyBytes: MAX_ROBOTS_BYTES, oversize: 'truncate' });
+    } catch (err) {
+      if (err instanceof UnsafeAddressError || err instanceof DnsNotFoundError) throw err;
+      throw new RobotsUnavailableError(`robots.txt of ${origin} could not be fetched`, { cause: err });
+    }
+    if (res.status >= 200 && res.status < 300) return parseRobots(res.body ?? '', this.productToken);
+    if (res.status === 429 || res.status >= 500) throw new RobotsUnavailableError(`robots.txt of ${origin} answered ${res.status}`);
+    return ALLOW_ALL;
+  }
+
+  private evict(): void {
+    if (this.entries.size <= this.maxOrigins) return;
+    for (const [key, e] of this.entries) {
+      if (this.entries.size <= this.maxOrigins) break;
+      if (!e.pending) this.entries.delete(key);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import type { FetchRequested } from '@trawl/schemas';
+import { HttpStatusError, RobotsDisallowedError } from '../errors.ts';
+import { testSpec } from '../rules/test-spec.ts';
+import { fetchId } from '../url/normalise.ts';
+import type { ProcessedPage } from './page-processor.ts';
+import { itemExtractedEvents, pageFailedEvent, pageFetchedEvent } from './worker-events.ts';
+
+const JOB = '6f1c2a4e-93b7-5d0a-8c1e-2b7f4d9a0e11';
+const url = 'http://jobs.example/list';
+const request: FetchRequested = {
+  event_id: '0b6d9c1e-5a3f-5e7b-9c2d-000000000004',
+  occurred_at: new Date(0),
+  causation_id: null,
+  job_id: JOB,
+  fetch_id: fetchId(JOB, url),
+  url,
+  depth: 1,
+  referrer: 'http://jobs.example/',
+  spec: testSpec(),
+};
+const page: ProcessedPage = {
+  result: {
+    url,
+    finalUrl: `${url}?moved=1`,
+    status: 200,
+    contentType: 'text/html',
+    bytes: 10,
+    wireBytes: 5,
+    fetchMs: 3,
+    body: '<p>x</p>',
+    isHtml: true,
+    truncated: false,
+    redirects: [url],
+    retryAfterMs: null,
+    charset: 'utf-8',
+    renderMode: 'http',
+  },
+  links: ['http://jobs.example/a'],
+  nextPage: 'http://jobs.example/list?page=2',
+  items: [{ key: 'k1', index: 0, fields: { title: 'T' } }],
+  parsed: true,
+};
+
+describe('worker events', () => {
+  it('builds PageFetched with a deterministic id from the fetch', () => {
+    const a = pageFetchedEvent(request, page, 2, new Date(1));
+    const b = pageFetchedEvent(request, page, 2, new Date(2));
+    expect(a.event_id).toBe(b.event_id);
+    expect(a).toMatchObject({ url, final_url: `${url}?moved=1`, depth: 1, links: ['http://jobs.example/a'], next_page: 'http://jobs.example/list?page=2', item_count: 1, attempt: 2, causation_id: request.event_id, parsed: true });
+  });
+
+  it('builds one ItemExtracted per item, id from the item key, caused by the page', () => {
+    const [item] = itemExtractedEvents(request, page);
+    expect(item).toMatchObject({ item_key: 'k1', fields: { title: 'T' }, causation_id: pageFetchedEvent(request, page, 1).event_id });
+    expect(itemExtractedEvents(request, page)[0]!.event_id).toBe(item!.event_id);
+  });
+
+  it('builds PageFailed with the error code and the HTTP status when there is one', () => {
+    expect(pageFailedEvent(request, new HttpStatusError('HTTP 503', 503, 1000), 4)).toMatchObject({ status: 503, error_code: 'TRAWL_HTTP_STATUS', attempts: 4, render_mode: 'http' });
+    expect(pageFailedEvent(request, new RobotsDisallowedError('no'), 1)).toMatchObject({ status: null, error_code: 'TRAWL_ROBOTS_DISALLOWED' });
+    expect(pageFailedEvent(request, new Error('boom'), 1).error_code).toBe('TRAWL_UNEXPECTED');
+  });
+});

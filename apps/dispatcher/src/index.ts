@@ -1,0 +1,3 @@
+export * from './dispatch-plan.ts';
+export * from './dispatcher.ts';
+export * from './seed.ts';

@@ -1,0 +1,1 @@
+export { Pipeline, type AppName, type Child, type PipelineOptions } from './pipeline.ts';

@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Test files that only `npm run test:chaos` runs (vitest.chaos.config.ts): long outages and a
+ * broker restart, minutes each. The cheap chaos (SIGKILLed processes, test/chaos/processes.test.ts)
+ * runs here too.
+ */
+export const CHAOS_ONLY = ['test/chaos/outages.test.ts'];
+
+// Whole pipelines of child processes on the shared stack: one file at a time, generous hooks
+// (stopping a pipeline deletes its topics and drops its database).
+export default defineConfig({
+  test: {
+    exclude: ['**/node_modules/**', ...CHAOS_ONLY],
+    testTimeout: 300_000,
+    hookTimeout: 120_000,
+    fileParallelism: false,
+  },
+});

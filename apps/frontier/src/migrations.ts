@@ -1,0 +1,34 @@
+import type { Migration } from '@trawl/store';
+
+/**
+ * The frontier's own state, one row per job plus one per requested URL. URLs are rows rather
+ * than a JSON set so that a batch writes only what changed: a 100,000-page job does not rewrite
+ * its whole seen-set on every page.
+ */
+export const FRONTIER_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'frontier jobs and URLs',
+    sql: `
+      CREATE TABLE frontier_jobs (
+        job_id text PRIMARY KEY,
+        status text NOT NULL,
+        spec jsonb,
+        counters jsonb NOT NULL,
+        started_at bigint,
+        dispatch_event_id text,
+        version bigint NOT NULL DEFAULT 1,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE frontier_urls (
+        job_id text NOT NULL,
+        fetch_id text NOT NULL,
+        url text NOT NULL,
+        depth int NOT NULL,
+        done boolean NOT NULL DEFAULT false,
+        PRIMARY KEY (job_id, fetch_id)
+      );
+      CREATE INDEX frontier_urls_outstanding ON frontier_urls (job_id) WHERE NOT done;
+    `,
+  },
+];

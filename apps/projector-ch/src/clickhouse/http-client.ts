@@ -1,0 +1,113 @@
+/**
+ * ClickHouse over its HTTP interface with undici: a keep-alive pool, one statement per request,
+ * the database chosen per request (so the same DDL runs in a shadow database), inserts as
+ * TabSeparated bodies. Works with 18.16 and current releases alike, which the official client
+ * does not promise for 18.16. Errors come back classified: unavailable (retriable) or a coded
+ * refusal.
+ */
+import { Agent, request } from 'undici';
+import { ClickHouseQueryError, ClickHouseUnavailableError, isRetriableChCode } from '../errors.ts';
+import { ident } from './sql-text.ts';
+
+export interface ClickHouseOptions {
+  /** http://user:pass@host:8123 */
+  readonly url: string;
+  readonly database: string;
+  readonly timeoutMs?: number;
+}
+
+export class ClickHouse {
+  readonly database: string;
+  private readonly base: URL;
+  private readonly auth: string | undefined;
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClickHouseOptions) {
+    const u = new URL(options.url);
+    this.auth = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
+    u.username = '';
+    u.password = '';
+    u.pathname = '/';
+    this.base = u;
+    this.database = options.database;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    // Under the server's keep-alive (3 s on 18.16), so an idle socket is never reused after the server closed it.
+    this.agent = new Agent({ keepAliveTimeout: 2_000, keepAliveMaxTimeout: 2_500, connections: 8, connectTimeout: 5_000 });
+  }
+
+  /** The same server, another database (a replay's shadow). */
+  withDatabase(database: string): ClickHouse {
+    return new ClickHouse({ url: this.urlString(), database, timeoutMs: this.timeoutMs });
+  }
+
+  private urlString(): string {
+    const u = new URL(this.base.toString());
+    return u.toString();
+  }
+
+  /** `database` null: none chosen (server-level statements, or one that may not exist yet). */
+  private async send(params: Record<string, string>, body: string | Buffer, database: string | null = this.database): Promise<string> {
+    const u = new URL(this.base.toString());
+    if (database) u.searchParams.set('database', database);
+    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+    let res;
+    try {
+      res = await request(u, {
+        method: 'POST',
+        body,
+        dispatcher: this.agent,
+        headers: this.auth ? { authorization: this.auth } : {},
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      });
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      throw new ClickHouseUnavailableError(`ClickHouse at ${this.base.host} did not answer (${code || (err as Error).message})`, { cause: err });
+    }
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw new ClickHouseUnavailableError(`ClickHouse at ${this.base.host} broke off its answer: ${(err as Error).message}`, { cause: err });
+    }
+    if (res.statusCode === 200) return text;
+    const chCode = Number(/^Code: (\d+)/.exec(text)?.[1] ?? res.headers['x-clickhouse-exception-code'] ?? NaN);
+    const code = Number.isFinite(chCode) ? chCode : undefined;
+    if (res.statusCode >= 500 && code === undefined) throw new ClickHouseUnavailableError(`ClickHouse answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
+    throw new ClickHouseQueryError(`ClickHouse refused (code ${code ?? '?'}): ${text.trim().slice(0, 500)}`, code, isRetriableChCode(code));
+  }
+
+  /** Runs a statement that returns nothing of interest (DDL, INSERT … SELECT). */
+  async exec(sql: string, options: { database?: string | null } = {}): Promise<void> {
+    await this.send({}, sql, options.database === undefined ? this.database : options.database);
+  }
+
+  /** Runs a SELECT and returns its rows (FORMAT JSONEachRow; 64-bit integers come back as strings). */
+  async rows<T = Record<string, unknown>>(sql: string, options: { database?: string | null } = {}): Promise<T[]> {
+    const text = await this.send({}, `${sql}\nFORMAT JSONEachRow`, options.database === undefined ? this.database : options.database);
+    const out: T[] = [];
+    for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as T);
+    return out;
+  }
+
+  /** Inserts a TabSeparated body (rows already escaped, one per line). */
+  async insertTsv(table: string, columns: readonly string[], body: string): Promise<void> {
+    if (!body) return;
+    await this.send({ query: `INSERT INTO ${ident(table)} (${columns.map(ident).join(', ')}) FORMAT TabSeparated` }, body);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.send({}, 'SELECT 1', null);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+

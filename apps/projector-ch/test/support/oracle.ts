@@ -1,0 +1,33 @@
+/**
+ * What the analytics must say, computed straight from the events in the topics: per job, page
+ * events (one per event id) fetched and failed, bytes of the fetched, retries, items.
+ */
+import type { EventMap } from '@trawl/schemas';
+import type { LoggedEvent } from '@trawl/streams';
+import type { JobTotals } from '../../src/queries/analytics.ts';
+
+export function expectedTotals(events: readonly LoggedEvent[]): JobTotals[] {
+  const seen = new Set<string>();
+  const out = new Map<string, JobTotals>();
+  const of = (id: string) => out.get(id) ?? out.set(id, { job_id: id, pages_fetched: 0, pages_failed: 0, bytes: 0, items: 0, retries: 0 }).get(id)!;
+  for (const { event } of events) {
+    const v = event.value as { event_id: string; job_id?: string };
+    if (!v.job_id || seen.has(v.event_id)) continue;
+    seen.add(v.event_id);
+    if (event.name === 'PageFetched') {
+      const p = event.value as EventMap['PageFetched'];
+      const t = of(p.job_id);
+      t.pages_fetched++;
+      t.bytes += p.bytes;
+      t.retries += Math.max(p.attempt, 1) - 1;
+    } else if (event.name === 'PageFailed') {
+      const p = event.value as EventMap['PageFailed'];
+      const t = of(p.job_id);
+      t.pages_failed++;
+      t.retries += Math.max(p.attempts, 1) - 1;
+    } else if (event.name === 'ItemExtracted') {
+      of(v.job_id).items++;
+    }
+  }
+  return [...out.values()].sort((a, b) => a.job_id.localeCompare(b.job_id));
+}

@@ -1,0 +1,16 @@
+export { replayPg, type ReplayPgOptions, type ReplayPgReport, type ReplayOffset } from './replay/replay-pg.ts';
+export type { ReplayProgress, ReplayPhase, ProgressSink } from '@trawl/streams';
+export { startPgProjector, type PgProjectorOptions } from './projector/live-projector.ts';
+export { applyBatch, type BatchResult } from './projector/apply-batch.ts';
+export { setupReadModels, liveVersion } from './sql/read-model-setup.ts';
+export { PG_MIGRATIONS, MIGRATION_OWNER } from './migrations.ts';
+export { tableSetChecksum, checksumDifferences, type TableSetChecksum, type TableChecksum } from './sql/checksum.ts';
+export { LIVE_TABLES, type TableSet } from './sql/tables.ts';
+export { PROJECTION, PROJECTION_VERSION, projectionName } from './version.ts';
+export { DEFAULT_TOPICS, type ProjectedTopics } from './topics.ts';
+export { InMemoryReadModel } from './model/in-memory-model.ts';
+export { planBatch, type BatchPlan, type LogRow, type ProjectableEvent } from './model/plan-batch.ts';
+export type { JobRow, JobStatus } from './model/job-row.ts';
+export type { PageRow } from './model/page-row.ts';
+export type { ItemRow } from './model/item-row.ts';
+export * from './errors.ts';

@@ -1,0 +1,29 @@
+/**
+ * The read models computed in memory by the same pure planner, batch by batch: what the tables
+ * must hold after the same events. Tests compare the database against it.
+ */
+import type { JobRow } from './job-row.ts';
+import type { PageRow } from './page-row.ts';
+import type { ItemRow } from './item-row.ts';
+import { itemKey } from './item-row.ts';
+import { pageKey } from './page-row.ts';
+import { planBatch, type LogRow, type ProjectableEvent } from './plan-batch.ts';
+
+export class InMemoryReadModel {
+  readonly jobs = new Map<string, JobRow>();
+  readonly pages = new Map<string, PageRow>();
+  readonly items = new Map<string, ItemRow>();
+  readonly log: LogRow[] = [];
+  private readonly logged = new Set<string>();
+
+  apply(events: readonly ProjectableEvent[]): void {
+    const plan = planBatch({ jobs: this.jobs, loggedEventIds: this.logged, pages: this.pages, items: this.items }, events);
+    for (const j of plan.jobs) this.jobs.set(j.job_id, j);
+    for (const p of plan.pages) this.pages.set(pageKey(p.job_id, p.fetch_id), p);
+    for (const i of plan.items) this.items.set(itemKey(i.job_id, i.item_key), i);
+    for (const l of plan.log) {
+      this.log.push(l);
+      this.logged.add(l.event_id);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { samples } from '@trawl/schemas';
+import { formatBytes, formatDuration, logLine } from './log-line.ts';
+
+describe('job log lines', () => {
+  it('describes a fetched page with size, time and items', () => {
+    const line = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/p/1', final_url: 'https://shop.example/p/1', status: 200, bytes: 5222, fetch_ms: 42, item_count: 3, attempt: 1, render_mode: 'http', truncated: false });
+    expect(line).toMatchObject({ level: 'info', msg: 'fetched https://shop.example/p/1 200 (5.1 KB, 42 ms, 3 items)' });
+  });
+
+  it('warns on an error status and shows redirects, browser rendering and retries', () => {
+    const line = logLine('PageFetched', { ...samples.PageFetched, url: 'https://a.example/x', final_url: 'https://a.example/y', status: 404, bytes: 10, fetch_ms: 1500, item_count: 1, attempt: 2, render_mode: 'browser', truncated: true });
+    expect(line.level).toBe('warn');
+    expect(line.msg).toBe('fetched https://a.example/x -> https://a.example/y 404 (10 B, 1500 ms, 1 item, browser, truncated, attempt 2)');
+  });
+
+  it('logs a failed page as an error with its code and attempts', () => {
+    const line = logLine('PageFailed', { ...samples.PageFailed, url: 'https://a.example/z', status: null, error_code: 'TIMEOUT', error_message: 'timed out after 10 s', attempts: 4 });
+    expect(line).toMatchObject({ level: 'error', msg: 'failed https://a.example/z after 4 attempts: TIMEOUT timed out after 10 s' });
+  });
+
+  it('summarises the end of a job', () => {
+    const started = new Date('2026-01-01T00:00:00Z');
+    const line = logLine('JobCompleted', { ...samples.JobCompleted, outcome: 'finished', pages_fetched: 12, pages_failed: 1, items_extracted: 36, urls_seen: 40, started_at: started, occurred_at: new Date(started.getTime() + 12_300) });
+    expect(line).toMatchObject({ level: 'warn', msg: 'finished: 12 pages fetched, 1 failed, 36 items, 40 URLs seen in 12.3 s' });
+  });
+
+  it('labels an item by its first non-empty field', () => {
+    const line = logLine('ItemExtracted', { ...samples.ItemExtracted, url: 'https://a.example/', fields: { empty: ' ', title: 'Senior  Rust\ndev' } });
+    expect(line.msg).toBe('item "Senior Rust dev" from https://a.example/');
+  });
+
+  it('formats sizes and durations for people', () => {
+    expect([formatBytes(0), formatBytes(1023), formatBytes(1024), formatBytes(5 * 1024 * 1024)]).toEqual(['0 B', '1023 B', '1.0 KB', '5.0 MB']);
+    expect([formatDuration(42), formatDuration(12_300), formatDuration(125_000)]).toEqual(['42 ms', '12.3 s', '2 min 5 s']);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The projection as a pure function: given the stored state a batch touches and the batch's
+ * events, what rows to write. No I/O here, so the whole event → row mapping is unit-tested, and
+ * the same code computes read models in memory for tests and for replay verification.
+ *
+ * A batch's effect is idempotent: an event whose id is already in the job log is skipped, a
+ * fetch or item seen before replaces its row by precedence instead of adding to the counters.
+ * So even an event re-emitted under a new offset (a producer that crashed after sending) counts
+ * once; offsets in the same transaction take care of plain redelivery.
+ */
+import type { DecodedEvent } from '@trawl/streams';
+import type { EventMap } from '@trawl/schemas';
+import {
+  emptyJob, foldCrawlRequested, foldJobCancelled, foldJobCompleted, foldJobDispatched, foldJobFailed,
+  maxDate, minDate, settle, type JobRow,
+} from './job-row.ts';
+import { contribution, pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
+import { itemFromEvent, itemKey, replacesItem, type ItemRow, type ItemVersion } from './item-row.ts';
+import { logLine, type JobEventName, type LogLevel } from './log-line.ts';
+
+/** What planBatch needs to know of an event: its type and body (a DecodedEvent fits). */
+export type ProjectableEvent = Pick<DecodedEvent, 'name' | 'value'>;
+
+export interface LogRow {
+  job_id: string;
+  seq: number;
+  ts: Date;
+  level: LogLevel;
+  msg: string;
+  event: JobEventName;
+  event_id: string;
+  data: Readonly<Record<string, unknown>>;
+}
+
+/** The stored rows a batch touches, loaded (and locked) before planning. */
+export interface StoredState {
+  readonly jobs: ReadonlyMap<string, JobRow>;
+  readonly loggedEventIds: ReadonlySet<string>;
+  readonly pages: ReadonlyMap<string, PageRow>;
+  readonly items: ReadonlyMap<string, ItemVersion>;
+}
+
+export interface BatchPlan {
+  readonly jobs: JobRow[];
+  readonly pages: PageRow[];
+  readonly items: ItemRow[];
+  readonly log: LogRow[];
+  /** Events that changed something; the rest were already applied (same event id). */
+  readonly applied: number;
+  readonly duplicates: number;
+}
+
+export interface BatchKeys {
+  readonly jobIds: string[];
+  readonly eventIds: string[];
+  readonly pages: [job_id: string, fetch_id: string][];
+  readonly items: [job_id: string, item_key: string][];
+}
+
+const JOB_EVENTS: ReadonlySet<string> = new Set<JobEventName>([
+  'CrawlRequested', 'JobDispatched', 'PageFetched', 'PageFailed', 'ItemExtracted', 'JobCompleted', 'JobFailed', 'JobCancelled',
+]);
+
+function isJobEvent(e: ProjectableEvent): e is { name: JobEventName; value: EventMap[JobEventName] } {
+  return JOB_EVENTS.has(e.name);
+}
+
+/** The keys whose stored rows planBatch needs (jobs sorted, so row locks are taken in one order). */
+export function batchKeys(events: readonly ProjectableEvent[]): BatchKeys {
+  const jobIds = new Set<string>();
+  const eventIds = new Set<string>();
+  const pages = new Map<string, [string, string]>();
+  const items = new Map<string, [string, string]>();
+  for (const e of events) {
+    if (!isJobEvent(e)) continue;
+    const v = e.value;
+    jobIds.add(v.job_id);
+    eventIds.add(v.event_id);
+    if (e.name === 'PageFetched' || e.name === 'PageFailed') {
+      const p = v as EventMap['PageFetched'];
+      pages.set(pageKey(p.job_id, p.fetch_id), [p.job_id, p.fetch_id]);
+    } else if (e.name === 'ItemExtracted') {
+      const i = v as EventMap['ItemExtracted'];
+      items.set(itemKey(i.job_id, i.item_key), [i.job_id, i.item_key]);
+    }
+  }
+  return { jobIds: [...jobIds].sort(), eventIds: [...eventIds], pages: [...pages.values()], items: [...items.values()] };
+}
+
+/** Log order within a batch: by event time, so a replay's one big batch reads like the crawl did. */
+function byTime(a: ProjectableEvent, b: ProjectableEvent): number {
+  const d = a.value.occurred_at.getTime() - b.value.occurred_at.getTime();
+  return d !== 0 ? d : a.value.event_id < b.value.event_id ? -1 : a.value.event_id > b.value.event_id ? 1 : 0;
+}
+
+export function planBatch(stored: StoredState, events: readonly ProjectableEvent[]): BatchPlan {
+  const jobs = new Map<string, JobRow>();
+  const pages = new Map<string, PageRow>();
+  const items = new Map<string, ItemRow>();
+  const itemVersions = new Map<string, ItemVersion>();
+  const log: LogRow[] = [];
+  const seen = new Set<string>();
+  let applied = 0;
+  let duplicates = 0;
+
+  const jobOf = (id: string): JobRow => {
+    let job = jobs.get(id);
+    if (!job) {
+      const stored_ = stored.jobs.get(id);
+      job = stored_ ? { ...stored_ } : emptyJob(id);
+      jobs.set(id, job);
+    }
+    return job;
+  };
+
+  for (const e of [...events].filter(isJobEvent).sort(byTime)) {
+    const v = e.value;
+    if (seen.has(v.event_id) || stored.loggedEventIds.has(v.event_id)) {
+      duplicates++;
+      continue;
+    }
+    seen.add(v.event_id);
+    applied++;
+    const job = jobOf(v.job_id);
+    switch (e.name) {
+      case 'CrawlRequested':
+        foldCrawlRequested(job, v as EventMap['CrawlRequested']);
+        break;
+      case 'JobDispatched':
+        foldJobDispatched(job, v as EventMap['JobDispatched']);
+        break;
+      case 'JobCompleted':
+        foldJobCompleted(job, v as EventMap['JobCompleted']);
+        break;
+      case 'JobFailed':
+        foldJobFailed(job, v as EventMap['JobFailed']);
+        break;
+      case 'JobCancelled':
+        foldJobCancelled(job, v as EventMap['JobCancelled']);
+        break;
+      case 'PageFetched':
+      case 'PageFailed': {
+        const row = e.name === 'PageFetched' ? pageFromFetched(v as EventMap['PageFetched']) : pageFromFailed(v as EventMap['PageFailed']);
+        const key = pageKey(row.job_id, row.fetch_id);
+        const before = pages.get(key) ?? stored.pages.get(key);
+        const winner = pickPage(before, row);
+        if (winner !== before) {
+          const was = contribution(before);
+          const now = contribution(winner);
+          job.pages_fetched += now.fetched - was.fetched;
+          job.pages_failed += now.failed - was.failed;
+          job.bytes += now.bytes - was.bytes;
+          pages.set(key, winner);
+        }
+        job.first_page_at = minDate(job.first_page_at, v.occurred_at);
+        break;
+      }
+      case 'ItemExtracted': {
+        const row = itemFromEvent(v as EventMap['ItemExtracted']);
+        const key = itemKey(row.job_id, row.item_key);
+        const before = itemVersions.get(key) ?? stored.items.get(key);
+        if (!before) job.items_extracted += 1;
+        if (replacesItem(before, row)) {
+          items.set(key, row);
+          itemVersions.set(key, row);
+        }
+        break;
+      }
+    }
+    const line = logLine(e.name, v);
+    job.log_seq += 1;
+    job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
+    log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: e.name, event_id: v.event_id, data: line.data });
+    settle(job);
+  }
+
+  return { jobs: [...jobs.values()], pages: [...pages.values()], items: [...items.values()], log, applied, duplicates };
+}

@@ -1,0 +1,90 @@
+import type { Pool, PoolClient } from 'pg';
+import { firstDue, validateCadence, type Cadence } from '../schedules/cadence.ts';
+import type { CrawlRequest, Schedule, ScheduleStatus } from './types.ts';
+
+type Db = Pool | PoolClient;
+
+const COLUMNS = [
+  'id', 'owner_id', 'target_id', 'request', 'cron', 'interval_ms', 'run_at', 'status', 'last_scheduled', 'last_job_id',
+  'next_due', 'created_at',
+].join(', ');
+
+export interface NewSchedule {
+  readonly id: string;
+  readonly owner_id: string | null;
+  readonly target_id?: string | null;
+  readonly request?: CrawlRequest | null;
+  readonly cadence: Cadence;
+}
+
+export function cadenceOf(s: Pick<Schedule, 'cron' | 'interval_ms' | 'run_at'>): Cadence {
+  return { cron: s.cron, intervalMs: s.interval_ms, runAt: s.run_at };
+}
+
+/** Creates a schedule (idempotent by id); its first slot is computed from `now`. */
+export async function createSchedule(db: Db, s: NewSchedule, now: Date = new Date()): Promise<Schedule> {
+  validateCadence(s.cadence);
+  const next = firstDue(s.cadence, now);
+  const { rows } = await db.query<Schedule>(
+    `INSERT INTO schedules (id, owner_id, target_id, request, cron, interval_ms, run_at, next_due)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (id) DO UPDATE SET updated_at = schedules.updated_at
+     RETURNING ${COLUMNS}`,
+    [s.id, s.owner_id, s.target_id ?? null, s.request ? JSON.stringify(s.request) : null, s.cadence.cron ?? null,
+      s.cadence.intervalMs ?? null, s.cadence.runAt ?? null, next],
+  );
+  return rows[0]!;
+}
+
+export async function getSchedule(db: Db, id: string): Promise<Schedule | undefined> {
+  const { rows } = await db.query<Schedule>(`SELECT ${COLUMNS} FROM schedules WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+export async function listSchedules(db: Db, ownerId: string): Promise<Schedule[]> {
+  const { rows } = await db.query<Schedule>(`SELECT ${COLUMNS} FROM schedules WHERE owner_id = $1 ORDER BY created_at DESC`, [ownerId]);
+  return rows;
+}
+
+/**
+ * Locks up to `limit` due active schedules for this transaction. SKIP LOCKED lets several
+ * dispatcher replicas share the work: a row another replica holds is simply not seen.
+ */
+export async function claimDueSchedules(tx: PoolClient, now: Date, limit: number): Promise<Schedule[]> {
+  const { rows } = await tx.query<Schedule>(
+    `SELECT ${COLUMNS} FROM schedules
+     WHERE status = 'active' AND next_due <= $1
+     ORDER BY next_due LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  );
+  return rows;
+}
+
+export interface DispatchedSlot {
+  readonly id: string;
+  readonly slot: Date;
+  readonly jobId: string;
+  readonly next: Date | null;
+}
+
+/** Records that each `slot` was dispatched as its `jobId` (`next` null ends a one-shot schedule): a dispatcher batch in one statement. */
+export async function markDispatchedMany(tx: PoolClient, slots: readonly DispatchedSlot[]): Promise<void> {
+  if (slots.length === 0) return;
+  await tx.query(
+    `UPDATE schedules AS s SET last_scheduled = m.slot, last_job_id = m.job_id, next_due = m.next,
+       status = CASE WHEN m.next IS NULL THEN 'done' ELSE s.status END, updated_at = now()
+     FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::timestamptz[]) AS m (id, slot, job_id, next)
+     WHERE s.id = m.id`,
+    [slots.map((x) => x.id), slots.map((x) => x.slot), slots.map((x) => x.jobId), slots.map((x) => x.next)],
+  );
+}
+
+/** Pauses, resumes or cancels a schedule of `ownerId`; false when it is not theirs or not found. */
+export async function setScheduleStatus(db: Db, id: string, ownerId: string, status: Exclude<ScheduleStatus, 'done'>): Promise<Schedule | undefined> {
+  const { rows } = await db.query<Schedule>(
+    `UPDATE schedules SET status = $3, updated_at = now()
+     WHERE id = $1 AND owner_id = $2 AND status NOT IN ('cancelled', 'done') RETURNING ${COLUMNS}`,
+    [id, ownerId, status],
+  );
+  return rows[0];
+}

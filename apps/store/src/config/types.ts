@@ -1,0 +1,62 @@
+import type { ItemField, PaginationType } from '@trawl/schemas';
+
+/** A website: how to crawl and scrape one site. Rows of `websites`. */
+export interface Website {
+  readonly id: string;
+  readonly owner_id: string | null;
+  readonly name: string;
+  readonly base_url: string;
+  readonly requires_browser: boolean;
+  readonly pagination_type: PaginationType;
+  readonly next_link_selector: string | null;
+  readonly page_param: string | null;
+  readonly item_root: string | null;
+  readonly item_fields: readonly ItemField[];
+  readonly include_patterns: readonly string[];
+  readonly exclude_patterns: readonly string[];
+  readonly same_host: boolean;
+  readonly allowed_hosts: readonly string[];
+  readonly max_depth: number;
+  readonly max_pages: number;
+  readonly host_concurrency: number;
+  readonly host_delay_ms: number;
+}
+
+/** A scrape target: a website, a search URL (or template) and what to search for. */
+export interface Target {
+  readonly id: string;
+  readonly owner_id: string | null;
+  readonly website_id: string;
+  readonly name: string | null;
+  /** A URL, or a template with `{keywords}` and `{location}` placeholders. */
+  readonly url_template: string;
+  readonly keywords: readonly string[];
+  readonly location: string | null;
+  readonly active: boolean;
+}
+
+/** What an API-submitted scheduled crawl asked for. */
+export interface CrawlRequest {
+  readonly spider: string | null;
+  readonly start_urls: readonly string[];
+  readonly depth: number;
+  readonly max_pages: number | null;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'done';
+
+export interface Schedule {
+  readonly id: string;
+  readonly owner_id: string | null;
+  readonly target_id: string | null;
+  readonly request: CrawlRequest | null;
+  readonly cron: string | null;
+  readonly interval_ms: number | null;
+  readonly run_at: Date | null;
+  readonly status: ScheduleStatus;
+  readonly last_scheduled: Date | null;
+  readonly last_job_id: string | null;
+  readonly next_due: Date | null;
+  readonly created_at: Date;
+}

@@ -1,0 +1,42 @@
+/**
+ * A deliberately small migration runner: each owner (an app, a projection) has a named, ordered
+ * list of SQL steps; applied steps are recorded in `schema_migrations`. An advisory lock makes
+ * concurrent starts of several replicas safe.
+ */
+import type pg from 'pg';
+
+export interface Migration {
+  readonly id: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+export async function migrate(pool: pg.Pool, owner: string, migrations: readonly Migration[]): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`trawl-migrate:${owner}`]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      owner text NOT NULL, id int NOT NULL, description text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (owner, id))`);
+    const { rows } = await client.query<{ id: number }>('SELECT id FROM schema_migrations WHERE owner = $1', [owner]);
+    const done = new Set(rows.map((r) => r.id));
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.id - b.id)) {
+      if (done.has(m.id)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (owner, id, description) VALUES ($1, $2, $3)', [owner, m.id, m.description]);
+        await client.query('COMMIT');
+        applied.push(m.id);
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${owner}#${m.id} (${m.description}) failed: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`trawl-migrate:${owner}`]).catch(() => undefined);
+    client.release();
+  }
+}

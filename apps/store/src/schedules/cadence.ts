@@ -1,0 +1,101 @@
+/**
+ * Schedule maths, pure. A schedule runs once at `runAt`, or on a cron expression (5 fields, or 6
+ * with seconds, UTC), or every `intervalMs`; `runAt` with a cadence means "start then, repeat".
+ *
+ * Missed slots coalesce: a dispatcher that was down for an hour dispatches the latest missed slot
+ * once, not sixty catch-up jobs, then moves on to the first slot in the future.
+ */
+import { CronExpressionParser } from 'cron-parser';
+
+export interface Cadence {
+  readonly cron?: string | null;
+  readonly intervalMs?: number | null;
+  readonly runAt?: Date | null;
+}
+
+export class InvalidCadenceError extends Error {
+  readonly code = 'TRAWL_INVALID_CADENCE';
+  readonly retriable = false;
+}
+
+const MIN_INTERVAL_MS = 1_000;
+const MAX_CATCH_UP_STEPS = 100_000;
+
+export function validateCron(expr: string): void {
+  const fields = expr.trim().split(/\s+/);
+  if (fields.length < 5 || fields.length > 6) {
+    throw new InvalidCadenceError(`cron "${expr}" must have 5 fields (min hour day month weekday) or 6 (with seconds first)`);
+  }
+  try {
+    CronExpressionParser.parse(expr, { tz: 'UTC', strict: false }).next();
+  } catch (err) {
+    throw new InvalidCadenceError(`cron "${expr}" is not valid: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export function validateCadence(c: Cadence): void {
+  if (!c.cron && !c.intervalMs && !c.runAt) throw new InvalidCadenceError('a schedule needs run_at, a cron expression or an interval');
+  if (c.cron && c.intervalMs) throw new InvalidCadenceError('give a cron expression or an interval, not both');
+  if (c.cron) validateCron(c.cron);
+  if (c.intervalMs != null && (!Number.isInteger(c.intervalMs) || c.intervalMs < MIN_INTERVAL_MS)) {
+    throw new InvalidCadenceError(`interval must be a whole number of ms ≥ ${MIN_INTERVAL_MS}`);
+  }
+  if (c.runAt && Number.isNaN(c.runAt.getTime())) throw new InvalidCadenceError('run_at is not a valid time');
+}
+
+/**
+ * Results of cronAfter, by expression and instant. Parsing a cron expression costs about a
+ * millisecond (cron-parser with time zones), and a dispatcher tick asks the same question for
+ * every schedule of a slot: 10,000 targets on `* * * * *` due the same minute spent seconds here.
+ * The answer is pure, so it is remembered (bounded; forgotten all at once when full).
+ */
+const cronAfterCache = new Map<string, number>();
+const CRON_CACHE_MAX = 10_000;
+
+/** The first cron occurrence strictly after `after`. */
+function cronAfter(expr: string, after: Date): Date {
+  const key = `${after.getTime()} ${expr}`;
+  const hit = cronAfterCache.get(key);
+  if (hit !== undefined) return new Date(hit);
+  const next = CronExpressionParser.parse(expr, { tz: 'UTC', currentDate: after }).next().toDate();
+  if (cronAfterCache.size >= CRON_CACHE_MAX) cronAfterCache.clear();
+  cronAfterCache.set(key, next.getTime());
+  return next;
+}
+
+function repeatsAfter(c: Cadence, slot: Date): Date | null {
+  if (c.cron) return cronAfter(c.cron, slot);
+  if (c.intervalMs) return new Date(slot.getTime() + c.intervalMs);
+  return null;
+}
+
+/** When a new schedule is first due. */
+export function firstDue(c: Cadence, now: Date): Date {
+  if (c.runAt) return c.runAt;
+  if (c.cron) return cronAfter(c.cron, now);
+  return new Date(now.getTime() + c.intervalMs!);
+}
+
+export interface DueSlot {
+  /** The slot to dispatch now: the latest one at or before `now`. */
+  readonly slot: Date;
+  /** The next slot after it (null: a one-shot schedule is done). */
+  readonly next: Date | null;
+}
+
+/** Given the stored `nextDue` (≤ now), which slot to dispatch and when the schedule is next due. */
+export function dueSlot(c: Cadence, nextDue: Date, now: Date): DueSlot {
+  let slot = nextDue;
+  let next = repeatsAfter(c, slot);
+  if (c.intervalMs && next && next <= now) {
+    // Jump straight to the latest missed slot: no loop for long outages.
+    const missed = Math.floor((now.getTime() - slot.getTime()) / c.intervalMs);
+    slot = new Date(slot.getTime() + missed * c.intervalMs);
+    next = new Date(slot.getTime() + c.intervalMs);
+  }
+  for (let i = 0; next && next <= now && i < MAX_CATCH_UP_STEPS; i++) {
+    slot = next;
+    next = repeatsAfter(c, slot);
+  }
+  return { slot, next };
+}

@@ -1,0 +1,2 @@
+export * from './fetch-handler.ts';
+export * from './ended-jobs.ts';

@@ -1,0 +1,90 @@
+/**
+ * The worker service: consumes trawl.fetch and its retry tiers in the `trawl-worker` group with
+ * many fetches in flight per partition (a host's fetches share one partition), and produces
+ * PageFetched, ItemExtracted and, for what fails for good, PageFailed + a dead letter.
+ */
+import {
+  consumerGroup,
+  createKafka,
+  EventCodec,
+  EventProducer,
+  fetchRetryTiers,
+  NonRetriableError,
+  provisionTopics,
+  runEventConsumer,
+  runService,
+  TOPICS,
+} from '@trawl/streams';
+import { AddressPolicy, HostLimiter, HttpFetcher, lazyBrowserFetcher, PageProcessor, RobotsCache, SafeResolver } from '@trawl/crawl';
+import { EndedJobs } from './ended-jobs.ts';
+import { ParsePool } from './parse/parse-pool.ts';
+import { FetchHandler } from './fetch-handler.ts';
+
+const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+
+await runService('worker', async (logger) => {
+  const kafka = createKafka({ clientId: 'trawl-worker', logger });
+  await provisionTopics(kafka);
+  const codec = new EventCodec();
+  const producer = new EventProducer({ kafka, logger, codec });
+  await producer.connect();
+  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
+  producer.prepare(['PageFetched', 'PageFailed', 'ItemExtracted']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+
+  const policy = AddressPolicy.fromEnv();
+  const resolver = new SafeResolver(policy);
+  const timeoutMs = int('TRAWL_FETCH_TIMEOUT_MS', 30_000);
+  const http = new HttpFetcher({
+    policy,
+    resolver,
+    totalTimeoutMs: timeoutMs,
+    headersTimeoutMs: Math.min(timeoutMs, 15_000),
+    bodyTimeoutMs: Math.min(timeoutMs, 15_000),
+    maxBodyBytes: int('TRAWL_FETCH_MAX_BYTES', 10 * 1024 * 1024),
+  });
+  // Chromium starts on the first page that needs it: most crawls never do.
+  const browser = lazyBrowserFetcher({ policy, resolver, concurrency: int('TRAWL_BROWSER_CONCURRENCY', 2) });
+  const endedJobs = new EndedJobs();
+  await endedJobs.start({ kafka, logger });
+
+  // Parsing is a third of a page's CPU. TRAWL_PARSE_THREADS=N moves it to N threads beside the
+  // main thread's Kafka I/O and encoding: the one way a one-host crawl (one partition, one worker)
+  // uses more than a core. Off by default: on a busy 2-core machine it cost 15% more worker CPU and
+  // ~100 MB RSS for no gain (apps/bench README, "worker parse threads").
+  const parseThreads = int('TRAWL_PARSE_THREADS', 0);
+  const pool = parseThreads > 0 ? new ParsePool(parseThreads) : undefined;
+  await pool?.ready();
+  const robots = new RobotsCache(http);
+  const limiter = new HostLimiter();
+  const processor = new PageProcessor({ http, browser, robots, limiter, ...(pool ? { parse: (job) => pool.parse(job) } : {}) });
+  logger.info({ parseThreads }, 'page processing');
+  const handler = new FetchHandler({ processor, producer, logger, endedJobs });
+  const consumer = await runEventConsumer({
+    name: 'worker',
+    groupId: consumerGroup('trawl-worker'),
+    topics: [TOPICS.fetch],
+    retryTiers: fetchRetryTiers(),
+    deadLetterTopic: TOPICS.fetchDlq,
+    concurrency: int('TRAWL_WORKER_CONCURRENCY', 64),
+    kafka,
+    logger,
+    codec,
+    producer,
+    handler: (event) => {
+      if (event.name !== 'FetchRequested') throw new NonRetriableError(`trawl.fetch carries FetchRequested, not ${event.name}`);
+      return handler.handle(event);
+    },
+    onDeadLetter: (dead) => handler.onDeadLetter(dead),
+  });
+
+  return {
+    async stop() {
+      await consumer.stop();
+      await endedJobs.stop();
+      await producer.disconnect();
+      await http.close();
+      await browser.close();
+      await pool?.close();
+    },
+  };
+});

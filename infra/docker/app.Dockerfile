@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# One image for every Trawl app (apps/*): the whole workspace with its dependencies, run by tsx
+# straight from TypeScript, as on a developer machine. docker-compose.yml picks the app with its
+# `command`, e.g. ["npx", "tsx", "apps/worker/src/main.ts"].
+FROM node:22-bookworm-slim
+
+# Chromium for the worker's browser fetches (puppeteer-core drives the system browser; Puppeteer's
+# own download is skipped). In every app's image: one shared layer beats one image per app.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+
+ENV CHROMIUM_PATH=/usr/bin/chromium \
+    PUPPETEER_SKIP_DOWNLOAD=true \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+
+WORKDIR /app
+# Manifests first, so that `npm ci` is cached until a dependency changes. Each workspace needs its
+# package.json in place for `npm ci`; the bind mount brings them all without listing them here.
+COPY package.json package-lock.json .npmrc ./
+RUN --mount=type=bind,target=/ctx \
+    cd /ctx && find . -name package.json -not -path '*/node_modules/*' -not -path './package.json' \
+      -exec sh -c 'mkdir -p "/app/$(dirname "$1")" && cp "$1" "/app/$1"' _ {} \;
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+
+COPY . .
+
+# tini reaps Chromium's children and forwards SIGTERM, so apps shut down cleanly (commit, close).
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["npx", "tsx", "apps/api/src/main.ts"]

@@ -1,0 +1,125 @@
+/**
+ * One realistic value of every event. Frozen as golden fixtures when a schema version is released,
+ * and used by tests (round trips through the registry and Kafka) as typed examples.
+ */
+import type { CrawlSpec, EventMap } from './generated/events.ts';
+
+const at = new Date('2026-11-21T10:00:00.000Z');
+const JOB = '6f1c2a4e-93b7-5d0a-8c1e-2b7f4d9a0e11';
+
+export const sampleSpec: CrawlSpec = {
+  website_id: 'demo-jobs',
+  website_name: 'Demo job board',
+  requires_browser: false,
+  pagination_type: 'next_link',
+  next_link_selector: 'a.next',
+  page_param: null,
+  max_depth: 2,
+  max_pages: 500,
+  same_host: true,
+  allowed_hosts: [],
+  host_concurrency: 8,
+  host_delay_ms: 0,
+  include_patterns: ['/jobs'],
+  exclude_patterns: ['\\.pdf$'],
+  item_root: 'article.job',
+  item_fields: [
+    { name: 'title', selector: 'h2', attribute: null },
+    { name: 'link', selector: 'a', attribute: 'href' },
+  ],
+};
+
+const envelope = (n: number) => ({
+  event_id: `0b6d9c1e-5a3f-5e7b-9c2d-${String(n).padStart(12, '0')}`,
+  occurred_at: at,
+  causation_id: null,
+});
+
+export const samples: EventMap = {
+  TargetDue: { ...envelope(1), job_id: JOB, target_id: 'target-1', schedule_id: null, website_id: 'demo-jobs', user_id: 'alice', slot_at: at },
+  CrawlRequested: {
+    ...envelope(2),
+    job_id: JOB,
+    user_id: 'alice',
+    spider: null,
+    start_urls: ['https://jobs.example/listings'],
+    depth: 2,
+    max_pages: 500,
+    params: { lang: 'en' },
+    dedupe_key: 'c2e0f6d1',
+    ignore_cache: false,
+  },
+  JobDispatched: {
+    ...envelope(3),
+    job_id: JOB,
+    user_id: 'alice',
+    target_id: 'target-1',
+    schedule_id: null,
+    search_url: 'https://jobs.example/listings?q=rust&where=berlin',
+    start_urls: ['https://jobs.example/listings?q=rust&where=berlin'],
+    keywords: ['rust'],
+    location: 'berlin',
+    spec: sampleSpec,
+    attempt: 1,
+  },
+  FetchRequested: {
+    ...envelope(4),
+    job_id: JOB,
+    fetch_id: '9a7e2c1b-0d3f-5b6a-8e4c-1f2a3b4c5d6e',
+    url: 'https://jobs.example/listings?page=2',
+    depth: 1,
+    referrer: 'https://jobs.example/listings',
+    spec: sampleSpec,
+  },
+  PageFetched: {
+    ...envelope(5),
+    job_id: JOB,
+    fetch_id: '9a7e2c1b-0d3f-5b6a-8e4c-1f2a3b4c5d6e',
+    url: 'https://jobs.example/listings?page=2',
+    final_url: 'https://jobs.example/listings?page=2',
+    status: 200,
+    content_type: 'text/html; charset=utf-8',
+    bytes: 5120,
+    fetch_ms: 42,
+    render_mode: 'http',
+    depth: 1,
+    links: ['https://jobs.example/jobs/17'],
+    next_page: 'https://jobs.example/listings?page=3',
+    item_count: 2,
+    truncated: false,
+    parsed: true,
+    attempt: 1,
+  },
+  PageFailed: {
+    ...envelope(6),
+    job_id: JOB,
+    fetch_id: '1c2d3e4f-5a6b-5c7d-8e9f-0a1b2c3d4e5f',
+    url: 'https://jobs.example/flaky',
+    depth: 1,
+    status: 503,
+    error_code: 'HTTP_STATUS',
+    error_message: 'HTTP 503 Service Unavailable',
+    attempts: 4,
+    render_mode: 'http',
+  },
+  ItemExtracted: {
+    ...envelope(7),
+    job_id: JOB,
+    fetch_id: '9a7e2c1b-0d3f-5b6a-8e4c-1f2a3b4c5d6e',
+    item_key: 'e3b0c44298fc1c14',
+    url: 'https://jobs.example/listings?page=2',
+    fields: { title: 'Rust engineer', link: 'https://jobs.example/jobs/17' },
+  },
+  JobCompleted: {
+    ...envelope(8),
+    job_id: JOB,
+    outcome: 'finished',
+    pages_fetched: 120,
+    pages_failed: 1,
+    items_extracted: 240,
+    urls_seen: 121,
+    started_at: at,
+  },
+  JobFailed: { ...envelope(9), job_id: JOB, error_code: 'ALL_SEEDS_REFUSED', reason: 'every start URL was refused', pages_fetched: 0, pages_failed: 0 },
+  JobCancelled: { ...envelope(10), job_id: JOB, user_id: 'alice', reason: 'no longer needed' },
+};

@@ -1,0 +1,208 @@
+/**
+ * ClickHouse: Debian's clickhouse-server (18.16 on these machines) with the project's own
+ * configuration (infra/clickhouse/), rendered into TRAWL_HOME/clickhouse with every path under
+ * TRAWL_HOME, so it never touches /var/lib/clickhouse or a system service's ports. It runs as
+ * the invoking user: the data is the user's, and 18.16 does not refuse root.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { endpoints } from '@trawl/streams';
+import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
+import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
+import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { http, tcpOpen, waitFor, type HttpAnswer } from './probe.ts';
+import { isAlive, listenerPid, logTail, ownedPid, removePid, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
+
+const PART = 'clickhouse';
+
+interface ClickHouseLayout {
+  readonly dir: string;
+  readonly config: string;
+  readonly log: string;
+  readonly errorLog: string;
+  readonly stdout: string;
+}
+
+function layout(ctx: StackContext): ClickHouseLayout {
+  const dir = join(ctx.home, 'clickhouse');
+  return {
+    dir,
+    config: join(dir, 'config.xml'),
+    log: join(ctx.logDir, 'clickhouse.log'),
+    errorLog: join(ctx.logDir, 'clickhouse.err.log'),
+    stdout: join(ctx.logDir, 'clickhouse.stdout.log'),
+  };
+}
+
+function xmlEscape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Fills `{{NAME}}` placeholders; a placeholder without a value, or a value without a placeholder, is a bug. */
+export function renderTemplate(template: string, values: Readonly<Record<string, string | number>>): string {
+  const used = new Set<string>();
+  const out = template.replace(/\{\{([A-Z_]+)\}\}/g, (_, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new Error(`template placeholder {{${name}}} has no value`);
+    used.add(name);
+    return xmlEscape(String(v));
+  });
+  const unused = Object.keys(values).filter((k) => !used.has(k));
+  if (unused.length > 0) throw new Error(`template has no placeholder for ${unused.join(', ')}`);
+  return out;
+}
+
+export interface ClickHouseConfigValues {
+  readonly dir: string;
+  readonly logDir: string;
+  readonly httpPort: number;
+  readonly tcpPort: number;
+}
+
+/** The values of infra/clickhouse/config.xml's placeholders. */
+export function clickhouseTemplateValues({ dir, logDir, httpPort, tcpPort }: ClickHouseConfigValues): Record<string, string | number> {
+  return {
+    LOG_FILE: join(logDir, 'clickhouse.log'),
+    ERROR_LOG_FILE: join(logDir, 'clickhouse.err.log'),
+    HTTP_PORT: httpPort,
+    TCP_PORT: tcpPort,
+    DATA_DIR: join(dir, 'data'),
+    TMP_DIR: join(dir, 'tmp'),
+    USER_FILES_DIR: join(dir, 'user_files'),
+    FORMAT_SCHEMA_DIR: join(dir, 'format_schemas'),
+  };
+}
+
+/**
+ * The server command: TRAWL_CLICKHOUSE_BIN, else `clickhouse-server` (Debian puts it in /usr/sbin,
+ * which a non-root PATH lacks), else the single `clickhouse` binary of current releases.
+ */
+export function clickhouseCommand(env: NodeJS.ProcessEnv): { command: string; args: string[] } | undefined {
+  if (env.TRAWL_CLICKHOUSE_BIN) return { command: env.TRAWL_CLICKHOUSE_BIN, args: [] };
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/sbin', '/usr/bin', '/usr/local/bin'];
+  for (const d of dirs) if (existsSync(join(d, 'clickhouse-server'))) return { command: join(d, 'clickhouse-server'), args: [] };
+  for (const d of dirs) if (existsSync(join(d, 'clickhouse'))) return { command: join(d, 'clickhouse'), args: ['server'] };
+  return undefined;
+}
+
+/** One statement over the HTTP interface; credentials in the URL become a Basic header (fetch refuses them in URLs). */
+export function clickhouseQuery(url: string, sql: string, timeoutMs = 5_000): Promise<HttpAnswer> {
+  const u = new URL(url);
+  const headers: Record<string, string> = {};
+  if (u.username || u.password) {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+    u.username = '';
+    u.password = '';
+  }
+  return http(u.toString(), { method: 'POST', body: sql, headers, timeoutMs });
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString().replace(/\/$/, '');
+}
+
+/** The server's version when it answers /ping and a query, else `undefined`. */
+async function version(url: string): Promise<string | undefined> {
+  const base = new URL(url);
+  base.pathname = '/ping';
+  base.username = '';
+  base.password = '';
+  const ping = await http(base.toString());
+  if (ping.status !== 200 || ping.body.trim() !== 'Ok.') return undefined;
+  const v = await clickhouseQuery(url, 'SELECT version()');
+  return v.status === 200 ? v.body.trim() : undefined;
+}
+
+async function ensureDatabase(url: string, database: string): Promise<void> {
+  const res = await clickhouseQuery(url, `CREATE DATABASE IF NOT EXISTS \`${database.replace(/`/g, '\\`')}\``);
+  if (res.status !== 200) {
+    throw new PartStartError(PART, `CREATE DATABASE ${database} failed (HTTP ${res.status}): ${res.body.trim()}`, 'read .trawl/logs/clickhouse.err.log');
+  }
+}
+
+export async function clickhouseUp(ctx: StackContext): Promise<PartUp> {
+  const database = endpoints(ctx.env).clickhouseDatabase;
+  const user = userEndpoint(ctx, 'CLICKHOUSE_URL');
+  if (user) {
+    const v = await version(user);
+    if (!v) {
+      throw new ExternalEndpointError(PART, `CLICKHOUSE_URL ${redact(user)} does not answer /ping and SELECT version()`, 'start that server or fix CLICKHOUSE_URL; unset it to let the stack run ClickHouse');
+    }
+    await ensureDatabase(user, database);
+    return { part: PART, action: 'external', endpoint: redact(user), note: `${v}, from CLICKHOUSE_URL`, env: { CLICKHOUSE_URL: undefined } };
+  }
+
+  const l = layout(ctx);
+  const url = localEndpoints(ctx.ports).CLICKHOUSE_URL;
+  const env = stackChoice('CLICKHOUSE_URL', url);
+  const marker = `--config-file=${l.config}`;
+  const owned = ownedPid(ctx.runDir, PART, marker);
+  if (owned) {
+    const ok = await waitFor(() => version(url), { timeoutMs: 30_000, alive: () => isAlive(owned) });
+    if (!ok.ok) {
+      throw new PartStartError(PART, `the server (pid ${owned}) runs but does not answer on ${url}`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([l.errorLog, l.stdout]) });
+    }
+    await ensureDatabase(url, database);
+    return { part: PART, action: 'reused', endpoint: url, pid: owned, note: ok.value, env };
+  }
+  if (await tcpOpen('127.0.0.1', ctx.ports.clickhouseHttp)) {
+    const v = await version(url);
+    if (v) {
+      await ensureDatabase(url, database);
+      return { part: PART, action: 'external', endpoint: url, pid: listenerPid(ctx.ports.clickhouseHttp), note: `${v}, already running, not started by the stack`, env };
+    }
+    throw new PortBusyError(PART, `port ${ctx.ports.clickhouseHttp} is taken by something that is not ClickHouse`, 'stop it, or set TRAWL_CLICKHOUSE_HTTP_PORT to a free port');
+  }
+  if (await tcpOpen('127.0.0.1', ctx.ports.clickhouseTcp)) {
+    throw new PortBusyError(PART, `native port ${ctx.ports.clickhouseTcp} is taken`, 'stop whatever listens there (`ss -ltnp`), or set TRAWL_CLICKHOUSE_TCP_PORT to a free port');
+  }
+
+  const cmd = clickhouseCommand(ctx.env);
+  if (!cmd) {
+    throw new MissingDependencyError(PART, 'clickhouse-server is not installed', 'run `npm run setup` (installs Debian\'s clickhouse-server), set TRAWL_CLICKHOUSE_BIN, or set CLICKHOUSE_URL to a server of yours');
+  }
+  const values = clickhouseTemplateValues({ dir: l.dir, logDir: ctx.logDir, httpPort: ctx.ports.clickhouseHttp, tcpPort: ctx.ports.clickhouseTcp });
+  for (const key of ['DATA_DIR', 'TMP_DIR', 'USER_FILES_DIR', 'FORMAT_SCHEMA_DIR'] as const) mkdirSync(String(values[key]), { recursive: true });
+  mkdirSync(ctx.logDir, { recursive: true });
+  const infra = join(ctx.repoRoot, 'infra', 'clickhouse');
+  writeFileSync(l.config, renderTemplate(readFileSync(join(infra, 'config.xml'), 'utf8'), values));
+  copyFileSync(join(infra, 'users.xml'), join(l.dir, 'users.xml'));
+
+  const pid = spawnDetached({ command: cmd.command, args: [...cmd.args, marker], cwd: l.dir, logFile: l.stdout });
+  writePid(ctx.runDir, PART, pid);
+  const ok = await waitFor(() => version(url), { timeoutMs: 60_000, intervalMs: 200, alive: () => isAlive(pid) });
+  if (!ok.ok) {
+    if (ok.reason === 'exited') removePid(ctx.runDir, PART);
+    throw new PartStartError(PART, ok.reason === 'exited' ? 'clickhouse-server exited during start-up' : `clickhouse-server did not answer on ${url} within 60 s`, `read ${l.errorLog}`, {
+      logTail: logTail([l.errorLog, l.stdout]),
+    });
+  }
+  await ensureDatabase(url, database);
+  return { part: PART, action: 'started', endpoint: url, pid, note: ok.value, env };
+}
+
+export async function clickhouseStatus(ctx: StackContext): Promise<PartStatus> {
+  const user = userEndpoint(ctx, 'CLICKHOUSE_URL');
+  const url = user ?? localEndpoints(ctx.ports).CLICKHOUSE_URL;
+  const pid = user ? undefined : ownedPid(ctx.runDir, PART, `--config-file=${layout(ctx).config}`);
+  const v = await version(url);
+  const shownPid = pid ?? (!user && v ? listenerPid(ctx.ports.clickhouseHttp) : undefined);
+  return {
+    part: PART,
+    state: v ? 'up' : pid ? 'unhealthy' : 'down',
+    ours: pid !== undefined,
+    endpoint: redact(url),
+    ...(shownPid ? { pid: shownPid, rssMb: treeMemoryMb(shownPid) } : {}),
+    note: v ? `${v}${user ? ', from CLICKHOUSE_URL' : pid ? '' : ', not started by the stack'}` : 'no answer on /ping',
+  };
+}
+
+export async function clickhouseDown(ctx: StackContext): Promise<PartDown> {
+  const pid = ownedPid(ctx.runDir, PART, `--config-file=${layout(ctx).config}`);
+  if (!pid) return { part: PART, action: (await tcpOpen('127.0.0.1', ctx.ports.clickhouseHttp)) ? 'not-ours' : 'not-running' };
+  const killed = await stopProcess(pid, { signal: 'SIGTERM', graceMs: 20_000 });
+  removePid(ctx.runDir, PART);
+  return { part: PART, action: 'stopped', pid, killed };
+}

@@ -1,0 +1,268 @@
+/**
+ * PostgreSQL, in order of preference:
+ * 1. DATABASE_URL from the environment: used as is (the database is created when missing);
+ * 2. a server already answering on 127.0.0.1:5432 as user `postgres` without a password (the
+ *    Debian service these machines run): `postgres://postgres@127.0.0.1:5432/trawl`;
+ * 3. a private cluster under TRAWL_HOME/postgres, from Debian's binaries, on 5432 if free, else 5433.
+ *
+ * In every case the databases `trawl` (or DATABASE_URL's) and `trawl_registry` (the schema
+ * registry's storage) exist afterwards.
+ */
+import { appendFileSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ENDPOINT_DEFAULTS } from '@trawl/streams';
+import { stackChoice, userEndpoint, type StackContext } from './context.ts';
+import { isLoopback, parseDatabaseUrl, redactUrl, withDatabase } from './database-url.ts';
+import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError, errorMessage } from './errors.ts';
+import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { tcpOpen, waitFor } from './probe.ts';
+import { isAlive, isRoot, listenerPid, logTail, osUser, ownedPid, removePid, run, stopProcess, treeMemoryMb, writePid, type OsUser } from './process.ts';
+
+/** The schema registry's own database, on the same server as Trawl's. */
+export const REGISTRY_DATABASE = 'trawl_registry';
+
+const PART = 'postgres';
+const DEFAULT_URL = ENDPOINT_DEFAULTS.DATABASE_URL;
+
+interface ClusterPaths {
+  readonly root: string;
+  readonly data: string;
+  readonly conf: string;
+  readonly log: string;
+}
+
+function clusterPaths(ctx: StackContext): ClusterPaths {
+  const root = join(ctx.home, 'postgres');
+  const data = join(root, 'data');
+  return { root, data, conf: join(data, 'trawl.conf'), log: join(ctx.logDir, 'postgres.log') };
+}
+
+/** Runs one statement on a fresh connection. Errors carry Postgres's message. */
+async function query(url: string, sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** `undefined` when the server answers `SELECT 1` on that URL, else why not. */
+async function unreachable(url: string): Promise<string | undefined> {
+  try {
+    await query(url, 'SELECT 1');
+    return undefined;
+  } catch (err) {
+    return errorMessage(err) || String((err as { code?: string }).code ?? err);
+  }
+}
+
+/** Creates the URL's database and the registry's when missing. Returns the names created. */
+export async function ensureDatabases(url: string): Promise<string[]> {
+  const target = parseDatabaseUrl(url).database;
+  const admin = withDatabase(url, 'postgres');
+  const created: string[] = [];
+  for (const name of [...new Set([target, REGISTRY_DATABASE])]) {
+    const { rowCount } = await query(admin, 'SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount) continue;
+    try {
+      await query(admin, `CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      created.push(name);
+    } catch (err) {
+      // Another `up` (or a colleague's test run) created it between our check and our create.
+      const code = (err as { code?: string }).code;
+      if (code !== '42P04' && code !== '23505') throw err;
+    }
+  }
+  return created;
+}
+
+function createdNote(created: string[]): string | undefined {
+  return created.length > 0 ? `created database ${created.join(', ')}` : undefined;
+}
+
+/** Debian's server binaries, newest version first; TRAWL_POSTGRES_BIN overrides. */
+export function postgresBinDir(env: NodeJS.ProcessEnv): string {
+  if (env.TRAWL_POSTGRES_BIN) return env.TRAWL_POSTGRES_BIN;
+  const base = '/usr/lib/postgresql';
+  const versions = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => /^\d+$/.test(v) && existsSync(join(base, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (!versions[0]) {
+    throw new MissingDependencyError(
+      PART,
+      `no PostgreSQL server binaries under ${base}`,
+      'run `npm run setup` (installs Debian\'s postgresql), set TRAWL_POSTGRES_BIN to a directory holding initdb and pg_ctl, or set DATABASE_URL to a server of yours',
+    );
+  }
+  return join(base, versions[0], 'bin');
+}
+
+/** The settings the stack owns, in a file postgresql.conf includes, rewritten at every start. */
+export function renderClusterConf(port: number): string {
+  return [
+    '# Written by the Trawl local stack at every start; edit scripts/stack/src/postgres.ts instead.',
+    "listen_addresses = '127.0.0.1'",
+    `port = ${port}`,
+    // TCP only: a socket path under TRAWL_HOME could pass the 107-byte limit of Unix socket names.
+    "unix_socket_directories = ''",
+    // Every app instance, the registry's pool and parallel tests each hold connections.
+    'max_connections = 200',
+    "timezone = 'UTC'",
+    '',
+  ].join('\n');
+}
+
+function recordedPort(conf: string): number | undefined {
+  try {
+    const m = /^port = (\d+)$/m.exec(readFileSync(conf, 'utf8'));
+    return m?.[1] ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The forced port, else the port of the last start, else 5432, else 5433: the first one free. */
+async function choosePort(ctx: StackContext, paths: ClusterPaths): Promise<number> {
+  const forced = ctx.ports.postgres;
+  if (forced !== undefined) {
+    if (await tcpOpen('127.0.0.1', forced)) {
+      throw new PortBusyError(PART, `port ${forced} (TRAWL_POSTGRES_PORT) is taken`, 'stop whatever listens there or choose another TRAWL_POSTGRES_PORT');
+    }
+    return forced;
+  }
+  const candidates = [...new Set([recordedPort(paths.conf), 5432, 5433].filter((p): p is number => p !== undefined))];
+  for (const p of candidates) if (!(await tcpOpen('127.0.0.1', p))) return p;
+  throw new PortBusyError(PART, `ports ${candidates.join(', ')} are all taken`, 'set TRAWL_POSTGRES_PORT to a free port, or DATABASE_URL to a server you run');
+}
+
+function chownTo(path: string, user: OsUser | undefined): void {
+  if (user) chownSync(path, user.uid, user.gid);
+}
+
+async function startPrivateCluster(ctx: StackContext): Promise<PartUp> {
+  const paths = clusterPaths(ctx);
+  const bin = postgresBinDir(ctx.env);
+  // initdb and the server refuse to run as root: as root, the cluster belongs to `postgres`.
+  const user = isRoot() ? osUser('postgres') : undefined;
+  if (isRoot() && !user) {
+    throw new MissingDependencyError(PART, 'running as root and there is no `postgres` OS user to own the cluster', 'run `npm run setup` (Debian\'s postgresql package creates the user)');
+  }
+  mkdirSync(paths.root, { recursive: true });
+  mkdirSync(ctx.logDir, { recursive: true });
+  chownTo(paths.root, user);
+  if (!existsSync(paths.log)) writeFileSync(paths.log, '');
+  chownTo(paths.log, user);
+
+  if (!existsSync(join(paths.data, 'PG_VERSION'))) {
+    const init = await run(join(bin, 'initdb'), ['-D', paths.data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C'], {
+      cwd: paths.root,
+      ...(user ? { user } : {}),
+    });
+    if (init.code !== 0) {
+      throw new PartStartError(PART, `initdb failed (exit ${init.code})`, `check that ${user ? 'the postgres user' : 'you'} can write ${paths.root} and every directory above it is searchable; or set DATABASE_URL`, {
+        logTail: init.output.trim().split('\n').slice(-15).join('\n'),
+      });
+    }
+    appendFileSync(join(paths.data, 'postgresql.conf'), "\n# Trawl local stack\ninclude_if_exists = 'trawl.conf'\n");
+  }
+  const port = await choosePort(ctx, paths);
+  writeFileSync(paths.conf, renderClusterConf(port));
+  chownTo(paths.conf, user);
+
+  const started = await run(join(bin, 'pg_ctl'), ['-D', paths.data, '-l', paths.log, '-w', '-t', '60', '-s', 'start'], {
+    cwd: paths.root,
+    timeoutMs: 75_000,
+    ...(user ? { user } : {}),
+  });
+  let pid = Number.NaN;
+  try {
+    pid = Number(readFileSync(join(paths.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    // No pid file: the server did not start; pg_ctl's output and the log say why.
+  }
+  if (started.code !== 0 || !Number.isInteger(pid) || !isAlive(pid)) {
+    throw new PartStartError(PART, `pg_ctl start failed (exit ${started.code}) ${started.output.trim()}`, `read ${paths.log}; remove ${paths.root} to start over with an empty cluster`, {
+      logTail: logTail([paths.log]),
+    });
+  }
+  writePid(ctx.runDir, PART, pid);
+  const url = `postgres://postgres@127.0.0.1:${port}/trawl`;
+  const ready = await waitFor(async () => ((await unreachable(withDatabase(url, 'postgres'))) === undefined ? true : undefined), {
+    timeoutMs: 15_000,
+    alive: () => isAlive(pid),
+  });
+  if (!ready.ok) {
+    throw new PartStartError(PART, `the private cluster does not accept connections on port ${port}`, `read ${paths.log}`, { logTail: logTail([paths.log]) });
+  }
+  const created = await ensureDatabases(url);
+  const note = ['private cluster', createdNote(created)].filter(Boolean).join(', ');
+  return { part: PART, action: 'started', endpoint: url, pid, note, env: stackChoice('DATABASE_URL', url) };
+}
+
+export async function postgresUp(ctx: StackContext): Promise<PartUp> {
+  const user = userEndpoint(ctx, 'DATABASE_URL');
+  if (user) {
+    const why = await unreachable(withDatabase(user, 'postgres'));
+    if (why) {
+      throw new ExternalEndpointError(PART, `DATABASE_URL ${redactUrl(user)} does not answer: ${why}`, 'start that server or fix DATABASE_URL; unset it to let the stack run Postgres');
+    }
+    const created = await ensureDatabases(user);
+    return { part: PART, action: 'external', endpoint: redactUrl(user), note: createdNote(created) ?? 'from DATABASE_URL', env: { DATABASE_URL: undefined } };
+  }
+
+  const paths = clusterPaths(ctx);
+  const pid = ownedPid(ctx.runDir, PART, paths.data);
+  if (pid) {
+    const port = recordedPort(paths.conf) ?? 5432;
+    const url = `postgres://postgres@127.0.0.1:${port}/trawl`;
+    const why = await unreachable(withDatabase(url, 'postgres'));
+    if (!why) {
+      const created = await ensureDatabases(url);
+      return { part: PART, action: 'reused', endpoint: url, pid, note: createdNote(created) ?? 'private cluster', env: stackChoice('DATABASE_URL', url) };
+    }
+    throw new PartStartError(PART, `the private cluster (pid ${pid}) runs but does not answer on port ${port}: ${why}`, 'run `npm run stack -- down` then `up` again', {
+      logTail: logTail([paths.log]),
+    });
+  }
+
+  if (!ctx.privatePostgres && !(await unreachable(withDatabase(DEFAULT_URL, 'postgres')))) {
+    const created = await ensureDatabases(DEFAULT_URL);
+    return { part: PART, action: 'external', endpoint: DEFAULT_URL, pid: listenerPid(5432), note: createdNote(created) ?? 'server on 5432', env: { DATABASE_URL: undefined } };
+  }
+  return startPrivateCluster(ctx);
+}
+
+export async function postgresStatus(ctx: StackContext): Promise<PartStatus> {
+  const user = userEndpoint(ctx, 'DATABASE_URL');
+  const pid = user ? undefined : ownedPid(ctx.runDir, PART, clusterPaths(ctx).data);
+  const url = user ?? ctx.stackEnv.DATABASE_URL ?? DEFAULT_URL;
+  const why = await unreachable(url);
+  const { host, port } = parseDatabaseUrl(url);
+  const shownPid = pid ?? (isLoopback(host) && !why ? listenerPid(port) : undefined);
+  return {
+    part: PART,
+    state: why ? (pid ? 'unhealthy' : 'down') : 'up',
+    ours: pid !== undefined,
+    endpoint: redactUrl(url),
+    ...(shownPid ? { pid: shownPid, rssMb: treeMemoryMb(shownPid) } : {}),
+    note: why ?? (user ? 'from DATABASE_URL' : pid ? 'private cluster' : 'external server'),
+  };
+}
+
+export async function postgresDown(ctx: StackContext): Promise<PartDown> {
+  const pid = ownedPid(ctx.runDir, PART, clusterPaths(ctx).data);
+  if (!pid) {
+    const { port } = parseDatabaseUrl(ctx.stackEnv.DATABASE_URL ?? DEFAULT_URL);
+    return { part: PART, action: (await tcpOpen('127.0.0.1', port)) ? 'not-ours' : 'not-running' };
+  }
+  // SIGINT is Postgres's "fast" shutdown: SIGTERM ("smart") would wait for every app to disconnect.
+  const killed = await stopProcess(pid, { signal: 'SIGINT', graceMs: 30_000 });
+  removePid(ctx.runDir, PART);
+  return { part: PART, action: 'stopped', pid, killed };
+}

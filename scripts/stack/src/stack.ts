@@ -1,0 +1,150 @@
+/**
+ * The stack as a whole: which parts start in parallel, which wait for which, and what `up`,
+ * `down` and `status` report. Postgres, Kafka, ClickHouse and Chromium start together; the
+ * registry waits for Postgres (its storage), the topics for Kafka.
+ */
+import { mkdirSync } from 'node:fs';
+import { ENDPOINT_DEFAULTS, stackEnvFile, type Logger } from '@trawl/streams';
+import { chromiumStatus, chromiumUp } from './chromium.ts';
+import { clickhouseDown, clickhouseStatus, clickhouseUp } from './clickhouse.ts';
+import { createContext, localEndpoints, userEndpoint, type StackContext } from './context.ts';
+import { writeStackEnv } from './env-file.ts';
+import { DependencyFailedError, PartStartError, StackError, errorMessage } from './errors.ts';
+import { kafkaDown, kafkaStatus, kafkaUp } from './kafka.ts';
+import { withStackLock } from './lock.ts';
+import { stackLogger } from './logger.ts';
+import { PART_NAMES, type PartDown, type PartName, type PartStatus, type PartUp } from './part.ts';
+import { postgresDown, postgresStatus, postgresUp } from './postgres.ts';
+import { registryDown, registryStatus, registryUp } from './registry.ts';
+import { topicsStatus, topicsUp } from './topics.ts';
+
+export type UpStep =
+  | { readonly part: PartName; readonly ok: true; readonly ms: number; readonly up: PartUp }
+  | { readonly part: PartName; readonly ok: false; readonly ms: number; readonly error: StackError };
+
+export interface StackOptions {
+  /** The environment to resolve endpoints and ports from; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Called as each part finishes, in completion order: progress for humans. */
+  readonly onStep?: (step: UpStep) => void;
+  /** Called when another stack command holds the lock and this one waits. */
+  readonly onWait?: (holderPid: number) => void;
+  /** kafkajs's logger; default silent (see logger.ts). */
+  readonly logger?: Logger;
+}
+
+export interface StackUpReport {
+  readonly ok: boolean;
+  readonly ms: number;
+  readonly steps: readonly UpStep[];
+  /** TRAWL_HOME/stack.env, and whether this `up` changed it. */
+  readonly envFile: string;
+  readonly envChanged: boolean;
+}
+
+function asStackError(part: PartName, err: unknown): StackError {
+  if (err instanceof StackError) return err;
+  return new PartStartError(part, errorMessage(err), 'this is unexpected: run with TRAWL_LOG_LEVEL=debug for details and read .trawl/logs/', { cause: err });
+}
+
+function prepare(ctx: StackContext): void {
+  for (const dir of [ctx.home, ctx.runDir, ctx.logDir]) mkdirSync(dir, { recursive: true });
+}
+
+/**
+ * Brings every part up, reusing what already runs. Never throws for a part's failure: the report
+ * says which part failed, why and what to do (`ok` is false), and the other parts still start.
+ */
+export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
+  const ctx = createContext(opts.env);
+  const logger = opts.logger ?? stackLogger(ctx.env);
+  prepare(ctx);
+  return withStackLock(
+    ctx.runDir,
+    async () => {
+      const t0 = performance.now();
+      const steps: UpStep[] = [];
+      const step = async (part: PartName, fn: () => Promise<PartUp>): Promise<PartUp | undefined> => {
+        const start = performance.now();
+        let s: UpStep;
+        try {
+          const up = await fn();
+          s = { part, ok: true, ms: performance.now() - start, up };
+        } catch (err) {
+          s = { part, ok: false, ms: performance.now() - start, error: asStackError(part, err) };
+        }
+        steps.push(s);
+        opts.onStep?.(s);
+        return s.ok ? s.up : undefined;
+      };
+      const dependent = (part: PartName, on: PartName) => (): Promise<PartUp> =>
+        Promise.reject(new DependencyFailedError(part, `skipped: ${on} is not up`, `fix ${on} first (see its line above)`));
+
+      const postgres = step('postgres', () => postgresUp(ctx));
+      const kafka = step('kafka', () => kafkaUp(ctx, logger));
+      const others = [step('clickhouse', () => clickhouseUp(ctx)), step('chromium', () => chromiumUp(ctx))];
+      const registry = postgres.then((pg) =>
+        step('registry', pg ? () => registryUp(ctx, userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL) : dependent('registry', 'postgres')),
+      );
+      const topics = kafka.then((k) => step('topics', k ? () => topicsUp(ctx, k.endpoint.split(','), logger) : dependent('topics', 'kafka')));
+      await Promise.all([postgres, kafka, registry, topics, ...others]);
+
+      const updates: Record<string, string | undefined> = {};
+      for (const s of steps) if (s.ok) Object.assign(updates, s.up.env ?? {});
+      const envFile = stackEnvFile(ctx.env);
+      const envChanged = writeStackEnv(envFile, updates);
+      const order = (p: PartName): number => PART_NAMES.indexOf(p);
+      return {
+        ok: steps.every((s) => s.ok),
+        ms: performance.now() - t0,
+        steps: [...steps].sort((a, b) => order(a.part) - order(b.part)),
+        envFile,
+        envChanged,
+      };
+    },
+    opts.onWait ? { onWait: opts.onWait } : {},
+  );
+}
+
+export type DownStep = { readonly ms: number } & PartDown;
+
+/** Stops what `up` started (pid files), the registry before the Postgres it stores in. */
+export async function stackDown(opts: Omit<StackOptions, 'onStep' | 'logger'> & { onStep?: (step: DownStep) => void } = {}): Promise<DownStep[]> {
+  const ctx = createContext(opts.env);
+  prepare(ctx);
+  return withStackLock(
+    ctx.runDir,
+    async () => {
+      const steps: DownStep[] = [];
+      const step = async (fn: () => Promise<PartDown>): Promise<void> => {
+        const start = performance.now();
+        const s = { ...(await fn()), ms: performance.now() - start };
+        steps.push(s);
+        opts.onStep?.(s);
+      };
+      await Promise.all([step(() => registryDown(ctx)), step(() => kafkaDown(ctx)), step(() => clickhouseDown(ctx))]);
+      await step(() => postgresDown(ctx));
+      return steps;
+    },
+    opts.onWait ? { onWait: opts.onWait } : {},
+  );
+}
+
+export interface StackStatusReport {
+  /** True when every part is up. */
+  readonly ok: boolean;
+  readonly parts: readonly PartStatus[];
+}
+
+export async function stackStatus(opts: Pick<StackOptions, 'env' | 'logger'> = {}): Promise<StackStatusReport> {
+  const ctx = createContext(opts.env);
+  const logger = opts.logger ?? stackLogger(ctx.env);
+  const kafka = kafkaStatus(ctx, logger);
+  const topics = kafka.then((k): Promise<PartStatus> | PartStatus =>
+    k.state === 'up'
+      ? topicsStatus(ctx, (userEndpoint(ctx, 'KAFKA_BROKERS') ?? localEndpoints(ctx.ports).KAFKA_BROKERS).split(','), logger)
+      : { part: 'topics', state: 'down', ours: false, endpoint: k.endpoint, note: 'kafka is not up' },
+  );
+  const parts = await Promise.all([postgresStatus(ctx), kafka, registryStatus(ctx), clickhouseStatus(ctx), chromiumStatus(ctx), topics]);
+  return { ok: parts.every((p) => p.state === 'up'), parts };
+}

@@ -1,0 +1,50 @@
+/**
+ * The catalogue's topics, created on the broker right after it is up, so that outside clients
+ * (`kcat -L`) and every app see them before any app has started. Provisioning is the streams
+ * package's (apps call it too at start-up); the stack only triggers and reports it.
+ */
+import { createKafka, endpoints, provisionTopics, topicCatalogue, type Logger } from '@trawl/streams';
+import type { StackContext } from './context.ts';
+import { errorMessage, PartStartError } from './errors.ts';
+import type { PartStatus, PartUp } from './part.ts';
+import { withTimeout } from './probe.ts';
+
+const PART = 'topics';
+
+function kafkaFor(ctx: StackContext, brokers: readonly string[], logger: Logger): ReturnType<typeof createKafka> {
+  return createKafka({ clientId: 'trawl-stack', logger, endpoints: { ...endpoints(ctx.env), kafkaBrokers: brokers } });
+}
+
+export async function topicsUp(ctx: StackContext, brokers: readonly string[], logger: Logger): Promise<PartUp> {
+  try {
+    const report = await withTimeout(provisionTopics(kafkaFor(ctx, brokers, logger)), 60_000, 'provisioning topics');
+    const total = report.created.length + report.reconfigured.length + report.unchanged.length;
+    const changes = [report.created.length && `${report.created.length} created`, report.reconfigured.length && `${report.reconfigured.length} reconfigured`].filter(Boolean);
+    return { part: PART, action: 'checked', endpoint: brokers.join(','), note: `${total} topics${changes.length ? `, ${changes.join(', ')}` : ''}` };
+  } catch (err) {
+    throw new PartStartError(PART, `provisioning the catalogue's topics failed: ${errorMessage(err)}`, 'read the message above; a partition-count mismatch needs the catalogue changed or the topic recreated', { cause: err });
+  }
+}
+
+/** Whether every catalogue topic exists with its partition count. */
+export async function topicsStatus(ctx: StackContext, brokers: readonly string[], logger: Logger): Promise<PartStatus> {
+  const specs = topicCatalogue();
+  const admin = kafkaFor(ctx, brokers, logger).admin();
+  try {
+    await withTimeout(admin.connect(), 5_000, 'connecting');
+    const existing = new Set(await withTimeout(admin.listTopics(), 5_000, 'listing topics'));
+    const present = specs.filter((s) => existing.has(s.name));
+    const meta = present.length > 0 ? await withTimeout(admin.fetchTopicMetadata({ topics: present.map((s) => s.name) }), 5_000, 'topic metadata') : { topics: [] };
+    const wrong = meta.topics.filter((t) => t.partitions.length !== specs.find((s) => s.name === t.name)?.partitions).map((t) => t.name);
+    const missing = specs.filter((s) => !existing.has(s.name)).map((s) => s.name);
+    const ok = missing.length === 0 && wrong.length === 0;
+    const note = ok
+      ? `${specs.length}/${specs.length} catalogue topics`
+      : [missing.length && `missing ${missing.join(', ')}`, wrong.length && `wrong partition count: ${wrong.join(', ')}`].filter(Boolean).join('; ');
+    return { part: PART, state: ok ? 'up' : 'down', ours: false, endpoint: brokers.join(','), note };
+  } catch (err) {
+    return { part: PART, state: 'down', ours: false, endpoint: brokers.join(','), note: errorMessage(err) };
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseEnvFile, repoRoot } from '@trawl/streams';
+import { clickhouseTemplateValues, renderTemplate } from '../src/clickhouse.ts';
+import { newClusterId, renderServerProperties } from '../src/kafka.ts';
+import { renderClusterConf } from '../src/postgres.ts';
+import { registryJavaArgs } from '../src/registry.ts';
+
+describe('Kafka server.properties', () => {
+  const props = parseEnvFile(renderServerProperties({ port: 19092, controllerPort: 19093, dataDir: '/x/kafka/data' }));
+
+  it('runs one node as broker and controller on the configured ports', () => {
+    expect(props).toMatchObject({
+      'process.roles': 'broker,controller',
+      'node.id': '1',
+      'controller.quorum.bootstrap.servers': '127.0.0.1:19093',
+      listeners: 'PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093',
+      'advertised.listeners': 'PLAINTEXT://127.0.0.1:19092',
+      'controller.listener.names': 'CONTROLLER',
+      'log.dirs': '/x/kafka/data',
+    });
+  });
+
+  it('lets internal topics live with one replica and never creates topics by accident', () => {
+    expect(props).toMatchObject({
+      'offsets.topic.replication.factor': '1',
+      'transaction.state.log.replication.factor': '1',
+      'transaction.state.log.min.isr': '1',
+      'auto.create.topics.enable': 'false',
+      'group.initial.rebalance.delay.ms': '0',
+    });
+  });
+
+  it('makes cluster ids the way StorageTool random-uuid does', () => {
+    for (let i = 0; i < 200; i++) {
+      const id = newClusterId();
+      expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+    }
+  });
+});
+
+describe('ClickHouse config template', () => {
+  const template = readFileSync(join(repoRoot, 'infra', 'clickhouse', 'config.xml'), 'utf8');
+  const values = clickhouseTemplateValues({ dir: '/h/clickhouse', logDir: '/h/logs', httpPort: 18123, tcpPort: 19000 });
+  const xml = renderTemplate(template, values);
+
+  it('fills every placeholder of infra/clickhouse/config.xml', () => {
+    expect(xml).not.toMatch(/\{\{/);
+    expect(xml).toContain('<http_port>18123</http_port>');
+    expect(xml).toContain('<tcp_port>19000</tcp_port>');
+    expect(xml).toContain('<path>/h/clickhouse/data/</path>');
+    expect(xml).toContain('<log>/h/logs/clickhouse.log</log>');
+    expect(xml).toContain('<errorlog>/h/logs/clickhouse.err.log</errorlog>');
+  });
+
+  it('listens on loopback only, with no interserver port and small caches', () => {
+    expect(xml).toContain('<listen_host>127.0.0.1</listen_host>');
+    expect(xml).not.toMatch(/<interserver_http_port>/);
+    const mark = Number(/<mark_cache_size>(\d+)<\/mark_cache_size>/.exec(xml)?.[1]);
+    expect(mark).toBeLessThanOrEqual(256 * 1024 * 1024);
+  });
+
+  it('escapes paths for XML', () => {
+    const odd = renderTemplate(template, clickhouseTemplateValues({ dir: '/a&b/<c>', logDir: '/l', httpPort: 1, tcpPort: 2 }));
+    expect(odd).toContain('<path>/a&amp;b/&lt;c&gt;/data/</path>');
+  });
+
+  it('treats a missing or an unused value as a bug', () => {
+    expect(() => renderTemplate('{{A}} {{B}}', { A: 1 })).toThrow(/\{\{B\}\} has no value/);
+    expect(() => renderTemplate('{{A}}', { A: 1, C: 2 })).toThrow(/no placeholder for C/);
+  });
+
+  it('ships users.xml with a passwordless default user reachable from loopback only', () => {
+    const users = readFileSync(join(repoRoot, 'infra', 'clickhouse', 'users.xml'), 'utf8');
+    expect(users).toMatch(/<networks>\s*<ip>::1<\/ip>\s*<ip>127\.0\.0\.1<\/ip>\s*<\/networks>/);
+  });
+});
+
+describe('Postgres private cluster settings', () => {
+  it('listen on loopback TCP only, on the chosen port', () => {
+    const conf = renderClusterConf(5433);
+    expect(conf).toContain("listen_addresses = '127.0.0.1'");
+    expect(conf).toContain('port = 5433');
+    expect(conf).toContain("unix_socket_directories = ''");
+  });
+});
+
+describe('registry JVM arguments', () => {
+  const args = registryJavaArgs({
+    jar: '/r/app-runner.jar',
+    port: 18081,
+    home: '/h',
+    jdbc: { url: 'jdbc:postgresql://127.0.0.1:5433/trawl_registry', username: 'u', password: 'sekret' },
+  });
+
+  it('store in Postgres, serve on loopback and hash schemas canonically', () => {
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '-Dquarkus.http.port=18081',
+        '-Dquarkus.http.host=127.0.0.1',
+        '-Dapicurio.storage.kind=sql',
+        '-Dapicurio.storage.sql.kind=postgresql',
+        '-Dapicurio.datasource.url=jdbc:postgresql://127.0.0.1:5433/trawl_registry',
+        '-Dapicurio.ccompat.use-canonical-hash=true',
+        '-Dtrawl.home=/h',
+      ]),
+    );
+    expect(args.slice(-2)).toEqual(['-jar', '/r/app-runner.jar']);
+  });
+
+  it('never carry the database password, which would show in ps', () => {
+    expect(args.join(' ')).not.toContain('sekret');
+  });
+});

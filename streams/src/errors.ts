@@ -1,0 +1,72 @@
+/**
+ * Errors of the streams package. Each carries a stable `code`, a `retriable` flag that the
+ * consumer runner uses to choose between a retry tier and the dead-letter topic, and its `cause`.
+ */
+export abstract class StreamsError extends Error {
+  abstract readonly code: string;
+  abstract readonly retriable: boolean;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown at start-up when the topics cannot be made to match the catalogue. */
+export class ProvisioningError extends StreamsError {
+  readonly code = 'TRAWL_PROVISIONING';
+  readonly retriable = false;
+}
+
+/**
+ * A message that cannot be decoded (bad magic byte, unknown schema id, corrupt body). Never
+ * retried: it goes to the dead-letter topic at once, and the partition moves on.
+ */
+export class UndecodableMessageError extends StreamsError {
+  readonly code = 'TRAWL_UNDECODABLE';
+  readonly retriable = false;
+}
+
+/** The schema registry refused or could not answer a registration or lookup. */
+export class SchemaRegistryError extends StreamsError {
+  readonly code = 'TRAWL_SCHEMA_REGISTRY';
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A handler's way to say "try again later": the message goes to the next retry tier. */
+export class RetriableError extends StreamsError {
+  readonly code: string = 'TRAWL_RETRIABLE';
+  readonly retriable = true;
+}
+
+/** A handler's way to say "this will never work": the message goes to the dead-letter topic. */
+export class NonRetriableError extends StreamsError {
+  readonly code: string = 'TRAWL_NON_RETRIABLE';
+  readonly retriable = false;
+}
+
+/** An option given to a consumer, projection or helper is invalid: a programming error, thrown at start. */
+export class InvalidOptionError extends StreamsError {
+  readonly code = 'TRAWL_INVALID_OPTION';
+  readonly retriable = false;
+}
+
+/** Thrown by the testing helpers when a part of the local stack does not answer; says which and what to do. */
+export class StackUnavailableError extends StreamsError {
+  readonly code = 'TRAWL_STACK_UNAVAILABLE';
+  readonly retriable = true;
+}
+
+/** Whether an arbitrary thrown value should be retried. Unknown errors are retried: safer to try again than to drop. */
+export function isRetriable(err: unknown): boolean {
+  if (err instanceof StreamsError) return err.retriable;
+  if (err && typeof err === 'object' && 'retriable' in err && typeof (err as { retriable: unknown }).retriable === 'boolean') {
+    return (err as { retriable: boolean }).retriable;
+  }
+  return true;
+}

@@ -1,0 +1,263 @@
+/**
+ * The one way events reach Kafka. Fills the envelope, encodes through the registry, and batches:
+ * calls made in the same few milliseconds go out in one idempotent `sendBatch` (acks=all), and
+ * each call's promise settles when its own message is acknowledged, so callers can still "produce
+ * first, then commit" one message at a time without paying a round trip each.
+ *
+ * One batch is in flight at a time: kafkajs's idempotent producer can lose or reject messages when
+ * several sends race on one partition (tulios/kafkajs#1005, #598). While a batch is in flight the
+ * next one fills up, so throughput comes from batch size rather than from concurrency.
+ *
+ * Messages go out in call order, also when the first event of a type still waits for its schema
+ * to be registered: emit() takes its place in the queue before encoding, and a batch only takes
+ * the encoded prefix of the queue. Otherwise an emit whose schema is cached could overtake an
+ * earlier one for the same key. The cost: the first emit of each event type (once per process)
+ * holds later sends for the time of one registry round trip.
+ *
+ * A batch is bounded in bytes as well as in messages. kafkajs never splits a send: the messages
+ * of one partition go out as one record batch, and the broker refuses a record batch above
+ * `message.max.bytes` (1 MiB by default) — all of it, for every caller in the batch, again on
+ * every retry. Bounding the whole send below that limit keeps any partition's share under it.
+ */
+import type { Kafka, Message, Producer, IHeaders } from 'kafkajs';
+import { CompressionTypes } from 'kafkajs';
+import type { EventMap, EventName } from '@trawl/schemas';
+import type { Logger } from 'pino';
+import { EventCodec } from '../registry/event-codec.ts';
+import { EVENT_TOPIC } from './event-topics.ts';
+import { randomEventId } from './event-id.ts';
+
+/** An event's body: the envelope (event_id, occurred_at, causation_id) is filled here. */
+export type EventBody<N extends EventName> = Omit<EventMap[N], 'event_id' | 'occurred_at' | 'causation_id'>;
+
+export interface EmitOptions {
+  /** Deterministic id (see eventId()); random when the event can never be re-emitted. */
+  readonly eventId?: string;
+  readonly causationId?: string | null;
+  readonly occurredAt?: Date;
+  /** Partition key; defaults to the event's job_id. */
+  readonly key?: string;
+  readonly headers?: IHeaders;
+  /** Overrides the catalogue's topic (tests, retry tiers). */
+  readonly topic?: string;
+}
+
+export interface RawMessage {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers?: IHeaders;
+}
+
+interface Pending {
+  readonly topic: string;
+  /** Undefined while the event is being encoded. */
+  message: Message | undefined;
+  bytes: number;
+  /** Encoding failed: the caller was told; the slot is dropped when the queue reaches it. */
+  failed: boolean;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export interface EventProducerOptions {
+  readonly kafka: Kafka;
+  readonly logger: Logger;
+  readonly codec?: EventCodec;
+  /** How long a batch waits for company (ms). */
+  readonly lingerMs?: number;
+  readonly maxBatchMessages?: number;
+  /** Bytes of one send (keys, values, headers, record overhead). Default 900 000, under 1 MiB. */
+  readonly maxBatchBytes?: number;
+}
+
+/** What a record costs on the wire besides its key, value and headers (varints, attributes). */
+const RECORD_OVERHEAD_BYTES = 24;
+
+function headerBytes(headers: IHeaders | undefined): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (v === undefined) continue;
+    for (const item of Array.isArray(v) ? v : [v]) n += k.length + (typeof item === 'string' ? Buffer.byteLength(item) : item.length) + 4;
+  }
+  return n;
+}
+
+function recordBytes(m: Message): number {
+  const key = m.key == null ? 0 : typeof m.key === 'string' ? Buffer.byteLength(m.key) : m.key.length;
+  const value = m.value == null ? 0 : typeof m.value === 'string' ? Buffer.byteLength(m.value) : m.value.length;
+  return RECORD_OVERHEAD_BYTES + key + value + headerBytes(m.headers);
+}
+
+export class EventProducer {
+  readonly codec: EventCodec;
+  private readonly producer: Producer;
+  private readonly logger: Logger;
+  private readonly lingerMs: number;
+  private readonly maxBatch: number;
+  private readonly maxBatchBytes: number;
+  private queue: Pending[] = [];
+  private queuedBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private sending: Promise<void> | undefined;
+  private readonly idle: (() => void)[] = [];
+  private connected = false;
+
+  constructor({ kafka, logger, codec, lingerMs = 2, maxBatchMessages = 5000, maxBatchBytes = 900_000 }: EventProducerOptions) {
+    this.codec = codec ?? new EventCodec();
+    this.logger = logger;
+    this.lingerMs = lingerMs;
+    this.maxBatch = maxBatchMessages;
+    this.maxBatchBytes = maxBatchBytes;
+    // Idempotent: the broker drops the duplicates a retried send would otherwise write.
+    // Retries without a count limit: kafkajs only retries what is retriable (a broker restarting,
+    // a leader moving), and giving up would turn an outage into lost events.
+    this.producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 5,
+      allowAutoTopicCreation: false,
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 10_000 },
+    });
+  }
+
+  async connect(): Promise<void> {
+    if (this.connected) return;
+    await this.producer.connect();
+    this.connected = true;
+  }
+
+  /**
+   * Resolves the schemas of the events this producer will emit (on their catalogue topics) while the
+   * registry is known to answer, so a registry outage later does not hold up the first of each kind.
+   */
+  async prepare(names: readonly EventName[]): Promise<void> {
+    await this.codec.prepare(names.map((name) => ({ topic: EVENT_TOPIC[name], name })));
+  }
+
+  /** Encodes and sends one event; resolves once Kafka has acknowledged it. Returns its event_id. */
+  async emit<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<string> {
+    const event_id = options.eventId ?? randomEventId();
+    const value = {
+      event_id,
+      occurred_at: options.occurredAt ?? new Date(),
+      causation_id: options.causationId ?? null,
+      ...body,
+    } as unknown as EventMap[N];
+    const topic = options.topic ?? EVENT_TOPIC[name];
+    const key = options.key ?? (body as { job_id?: string }).job_id ?? null;
+    const headers: IHeaders = { 'trawl-event': name, ...options.headers };
+    await new Promise<void>((resolve, reject) => {
+      const slot: Pending = { topic, message: undefined, bytes: 0, failed: false, resolve, reject };
+      this.queue.push(slot);
+      this.codec.encode(topic, name, value).then(
+        (encoded) => {
+          slot.message = { key, value: encoded, headers };
+          slot.bytes = recordBytes(slot.message);
+          this.queuedBytes += slot.bytes;
+          this.scheduleFlush();
+        },
+        (err: unknown) => {
+          slot.failed = true;
+          reject(err);
+          this.scheduleFlush();
+        },
+      );
+    });
+    return event_id;
+  }
+
+  /** Sends already-encoded bytes (retry tiers and dead letters forward messages as they are). */
+  sendRaw(message: RawMessage): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const m: Message = { key: message.key, value: message.value, headers: message.headers };
+      const bytes = recordBytes(m);
+      this.queue.push({ topic: message.topic, message: m, bytes, failed: false, resolve, reject });
+      this.queuedBytes += bytes;
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.queue.length >= this.maxBatch || this.queuedBytes >= this.maxBatchBytes) this.flushSoon(0);
+    else this.flushSoon(this.lingerMs);
+  }
+
+  private flushSoon(delay: number): void {
+    if (this.sending) return; // the in-flight batch's completion flushes what queued meanwhile
+    if (delay === 0) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.flush();
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, delay);
+  }
+
+  private flush(): void {
+    if (this.sending) return;
+    // The encoded prefix of the queue, skipping failed slots; at least one message, however
+    // big: a lone oversized message fails alone.
+    const batch: (Pending & { message: Message })[] = [];
+    let bytes = 0;
+    let taken = 0;
+    for (; taken < this.queue.length; taken++) {
+      const p = this.queue[taken]!;
+      if (p.failed) continue;
+      if (!p.message) break;
+      if (batch.length >= this.maxBatch || (batch.length > 0 && bytes + p.bytes > this.maxBatchBytes)) break;
+      batch.push(p as Pending & { message: Message });
+      bytes += p.bytes;
+    }
+    this.queue.splice(0, taken);
+    this.queuedBytes -= bytes;
+    if (batch.length === 0) {
+      this.wakeIfIdle();
+      return;
+    }
+    const byTopic = new Map<string, Message[]>();
+    for (const p of batch) {
+      let list = byTopic.get(p.topic);
+      if (!list) byTopic.set(p.topic, (list = []));
+      list.push(p.message);
+    }
+    this.sending = this.producer
+      .sendBatch({
+        acks: -1,
+        compression: CompressionTypes.None,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      })
+      .then(
+        () => batch.forEach((p) => p.resolve()),
+        (err: unknown) => {
+          this.logger.error({ err, messages: batch.length }, 'produce failed');
+          batch.forEach((p) => p.reject(err));
+        },
+      )
+      .finally(() => {
+        this.sending = undefined;
+        this.flush();
+      });
+  }
+
+  private wakeIfIdle(): void {
+    if (!this.sending && this.queue.length === 0) this.idle.splice(0).forEach((r) => r());
+  }
+
+  /** Sends what is queued and waits for every outstanding acknowledgement. */
+  async drain(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.flush();
+    if (!this.sending && this.queue.length === 0) return;
+    await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  async disconnect(): Promise<void> {
+    await this.drain();
+    if (this.connected) await this.producer.disconnect();
+    this.connected = false;
+  }
+}

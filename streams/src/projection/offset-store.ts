@@ -1,0 +1,85 @@
+/**
+ * Where projections keep their position: one row per (projection, topic, partition) holding the
+ * next offset to apply, written in the same transaction as the read model's changes. That row,
+ * not the Kafka group's commit, is the truth: a projection applies an event if and only if its
+ * offset is at or past the row, and moves the row in the same commit.
+ */
+import type pg from 'pg';
+
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+export const OFFSETS_TABLE = 'stream_offsets';
+
+const CREATE_SQL = `CREATE TABLE IF NOT EXISTS ${OFFSETS_TABLE} (
+  projection text NOT NULL,
+  topic text NOT NULL,
+  partition int NOT NULL,
+  next_offset bigint NOT NULL,
+  PRIMARY KEY (projection, topic, partition)
+)`;
+
+/** Creates the table if missing. Safe when several processes start together. */
+export async function ensureOffsetsTable(db: Queryable): Promise<void> {
+  try {
+    await db.query(CREATE_SQL);
+  } catch (err) {
+    // Two concurrent CREATE TABLE IF NOT EXISTS can both pass the check; the loser hits the
+    // catalogue's unique index. The table exists either way.
+    const code = (err as { code?: string }).code;
+    if (code !== '23505' && code !== '42P07') throw err;
+  }
+}
+
+export interface StoredOffset {
+  readonly topic: string;
+  readonly partition: number;
+  readonly nextOffset: bigint;
+}
+
+/** The stored next offset, or 0 when the projection never applied anything of that partition. */
+export async function loadOffset(db: Queryable, projection: string, topic: string, partition: number): Promise<bigint> {
+  const { rows } = await db.query<{ next_offset: string }>(
+    `SELECT next_offset FROM ${OFFSETS_TABLE} WHERE projection = $1 AND topic = $2 AND partition = $3`,
+    [projection, topic, partition],
+  );
+  return rows[0] ? BigInt(rows[0].next_offset) : 0n;
+}
+
+/**
+ * Inside a transaction: locks the partition's row (creating it at 0) and returns its offset.
+ * The lock serialises two members that both believe they own the partition during a
+ * rebalance; the second sees the first's offset and skips what it applied.
+ */
+export async function lockOffset(tx: Queryable, projection: string, topic: string, partition: number): Promise<bigint> {
+  // One round trip: the no-op update of an existing row takes its row lock as FOR UPDATE would.
+  const { rows } = await tx.query<{ next_offset: string }>(
+    `INSERT INTO ${OFFSETS_TABLE} AS o (projection, topic, partition, next_offset) VALUES ($1, $2, $3, 0)
+     ON CONFLICT (projection, topic, partition) DO UPDATE SET next_offset = o.next_offset
+     RETURNING next_offset`,
+    [projection, topic, partition],
+  );
+  return BigInt(rows[0]!.next_offset);
+}
+
+export async function saveOffset(tx: Queryable, projection: string, topic: string, partition: number, nextOffset: bigint): Promise<void> {
+  await tx.query(
+    `UPDATE ${OFFSETS_TABLE} SET next_offset = GREATEST(next_offset, $4) WHERE projection = $1 AND topic = $2 AND partition = $3`,
+    [projection, topic, partition, String(nextOffset)],
+  );
+}
+
+export async function readProjectionOffsets(db: Queryable, projection: string): Promise<StoredOffset[]> {
+  const { rows } = await db.query<{ topic: string; partition: number; next_offset: string }>(
+    `SELECT topic, partition, next_offset FROM ${OFFSETS_TABLE} WHERE projection = $1 ORDER BY topic, partition`,
+    [projection],
+  );
+  return rows.map((r) => ({ topic: r.topic, partition: r.partition, nextOffset: BigInt(r.next_offset) }));
+}
+
+/**
+ * Forgets a projection's position, so that it replays from the start of every partition. Call it
+ * in the same transaction that empties the read model, with the projection stopped.
+ */
+export async function resetProjectionOffsets(db: Queryable, projection: string): Promise<void> {
+  await db.query(`DELETE FROM ${OFFSETS_TABLE} WHERE projection = $1`, [projection]);
+}

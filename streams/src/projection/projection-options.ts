@@ -1,0 +1,86 @@
+/**
+ * The public shape of a projection: what `apply` receives, the options of runProjection, and the
+ * handle it returns.
+ */
+import type pg from 'pg';
+import type { Kafka, PartitionAssigner } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { EventMap, EventName } from '@trawl/schemas';
+import type { EventCodec } from '../registry/event-codec.ts';
+import type { EventProducer } from '../producer/event-producer.ts';
+import type { BackoffOptions } from '../util/backoff.ts';
+import type { MetricsRegistry } from '../metrics/metrics-registry.ts';
+import type { ProjectionStats } from '../metrics/projection-metrics.ts';
+
+export interface ProjectedEventOf<N extends EventName> {
+  readonly name: N;
+  readonly value: EventMap[N];
+  readonly schemaId: number;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timestamp: string;
+}
+
+export type ProjectedEvent = { [N in EventName]: ProjectedEventOf<N> }[EventName];
+
+/** Applies events (all of one partition, in offset order) inside the given transaction. */
+export type ApplyEvents = (events: readonly ProjectedEvent[], tx: pg.PoolClient) => Promise<void>;
+
+export interface ProjectionOptions {
+  /** The projection's name: the key of its offsets, and its default group id. */
+  readonly name: string;
+  readonly topics: readonly string[];
+  readonly apply: ApplyEvents;
+  /** Creates the read model's tables; runs once at start, after the offsets table exists. */
+  readonly setup?: (db: pg.Pool) => Promise<void>;
+  /** A pool to use (not closed at stop); else one is made from databaseUrl and closed at stop. */
+  readonly pool?: pg.Pool;
+  readonly databaseUrl?: string;
+  /** Default `trawl-projection-<name>`, under TRAWL_TOPIC_PREFIX like every group (consumerGroup()). */
+  readonly groupId?: string;
+  readonly kafka?: Kafka;
+  readonly logger?: Logger;
+  readonly codec?: EventCodec;
+  /** For dead letters; one is created (and closed at stop) when absent. */
+  readonly producer?: EventProducer;
+  /** Default `trawl.events.dlq`. */
+  readonly deadLetterTopic?: string;
+  /** Caps a fetch per partition, and so a transaction's size. Default 1 MiB (kafkajs's). */
+  readonly maxBytesPerPartition?: number;
+  /** Partitions applied at the same time (each in its own transaction). Default 4. */
+  readonly partitionsConsumedConcurrently?: number;
+  /** Retry backoff after a failed batch. Default 200 ms doubling to 30 s. */
+  readonly backoff?: BackoffOptions;
+  readonly metrics?: MetricsRegistry;
+  /** Period of the stats log line; 0 turns it off. Default 60 s. */
+  readonly statsLogIntervalMs?: number;
+  /** Group commits (a convenience). Default 1000 ms. */
+  readonly commitIntervalMs?: number;
+  readonly sessionTimeoutMs?: number;
+  readonly heartbeatIntervalMs?: number;
+  readonly maxWaitTimeMs?: number;
+  /** How long stop() waits for running transactions. Default 30 s; after it they are abandoned (rolled back). */
+  readonly drainTimeoutMs?: number;
+  /** How long start waits for Postgres before giving up. Default 60 s. */
+  readonly startTimeoutMs?: number;
+  /** Check at start that the topics exist. Default true. */
+  readonly checkTopics?: boolean;
+  /**
+   * Group assigners. The frontier passes `[CoPartitionedAssigner]` so that partition N of
+   * trawl.jobs and of trawl.pages land on the same member. Default kafkajs's round robin.
+   */
+  readonly partitionAssigners?: readonly PartitionAssigner[];
+}
+
+export interface Projection {
+  readonly name: string;
+  readonly groupId: string;
+  /** Resolves when partitions were assigned the first time. */
+  readonly ready: Promise<void>;
+  stats(): ProjectionStats;
+  /** Stops fetching, lets running transactions finish, commits to the group, leaves it. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,161 @@
+/**
+ * Encodes and decodes events in the Confluent wire format: magic byte 0, the registry's schema id
+ * as a 4-byte big-endian integer, then the Avro body. Subjects follow TopicRecordNameStrategy
+ * (`<topic>-<record full name>`), so one topic carries several event types.
+ *
+ * Schemas are registered once per (topic, event) and cached, as are the schemas fetched by id, so
+ * a registry outage only stops what has never been seen before.
+ */
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { Type } from 'avsc';
+import { avroTypeOptions, eventSchema, fullName, isEventName, type EventMap, type EventName } from '@trawl/schemas';
+import { SchemaRegistryError, UndecodableMessageError } from '../errors.ts';
+import { endpoints } from '../config/endpoints.ts';
+
+export const MAGIC_BYTE = 0;
+
+export interface DecodedEvent<N extends EventName = EventName> {
+  readonly name: N;
+  readonly value: EventMap[N];
+  readonly schemaId: number;
+}
+
+export function subjectFor(topic: string, name: EventName): string {
+  return `${topic}-${fullName(name)}`;
+}
+
+function statusOf(err: unknown): number | undefined {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+export class EventCodec {
+  private readonly registry: SchemaRegistry;
+  private readonly ids = new Map<string, Promise<number>>();
+  private readonly types = new Map<number, Promise<{ name: EventName; type: Type }>>();
+  /**
+   * Resolved writer and reader types, read synchronously on the hot path: awaiting the cached
+   * promises costs more than the Avro encoding itself at tens of thousands of events a second.
+   */
+  private readonly writers = new Map<string, { readonly id: number; readonly type: Type }>();
+  private readonly readers = new Map<number, { readonly name: EventName; readonly type: Type }>();
+
+  constructor(registryUrl: string = endpoints().schemaRegistryUrl) {
+    this.registry = new SchemaRegistry(
+      { host: registryUrl, retry: { retries: 3, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 } },
+      { [SchemaType.AVRO]: { ...avroTypeOptions } },
+    );
+  }
+
+  /** Registers (or finds) the schema of `name` under `topic`'s subject; returns its id. */
+  schemaId(topic: string, name: EventName): Promise<number> {
+    const subject = subjectFor(topic, name);
+    let id = this.ids.get(subject);
+    if (!id) {
+      id = this.registerSchema(subject, eventSchema(name), fullName(name));
+      id.catch(() => this.ids.delete(subject));
+      this.ids.set(subject, id);
+    }
+    return id;
+  }
+
+  /**
+   * Registers a schema under a subject, uncached. The registry checks it against the subject's
+   * compatibility (BACKWARD): a refusal (409, 422) is a non-retriable SchemaRegistryError, an
+   * unreachable registry a retriable one.
+   */
+  async registerSchema(subject: string, schema: unknown, label: string = subject): Promise<number> {
+    try {
+      const { id } = await this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
+      return id;
+    } catch (err) {
+      const status = statusOf(err);
+      const refused = status === 409 || status === 422;
+      throw new SchemaRegistryError(
+        refused ? `registry refused schema ${label} for ${subject}: ${(err as Error).message}` : `cannot register ${subject}: ${(err as Error).message}`,
+        !refused,
+        { cause: err },
+      );
+    }
+  }
+
+  private typeFor(id: number): Promise<{ name: EventName; type: Type }> {
+    let entry = this.types.get(id);
+    if (!entry) {
+      entry = this.registry
+        .getSchema(id)
+        .then((schema) => {
+          const type = schema as unknown as Type;
+          const short = (type.name ?? '').split('.').pop() ?? '';
+          if (!isEventName(short)) throw new UndecodableMessageError(`schema id ${id} is ${type.name}, not a Trawl event`);
+          return { name: short, type };
+        })
+        .catch((err: unknown) => {
+          this.types.delete(id);
+          if (err instanceof UndecodableMessageError) throw err;
+          const status = statusOf(err);
+          if (status === 404) throw new UndecodableMessageError(`unknown schema id ${id}`, { cause: err });
+          throw new SchemaRegistryError(`cannot fetch schema id ${id}: ${(err as Error).message}`, true, { cause: err });
+        });
+      this.types.set(id, entry);
+    }
+    return entry;
+  }
+
+  /**
+   * Resolves the writer schemas of these events now, so that encoding them later needs no registry.
+   * A service calls it at start for every event it produces: otherwise the first event of a kind
+   * (the frontier's first JobCompleted, say) waits for a registry that may be away by then.
+   */
+  async prepare(events: readonly { readonly topic: string; readonly name: EventName }[]): Promise<void> {
+    await Promise.all(events.map((e) => this.writerFor(e.topic, e.name)));
+  }
+
+  async encode<N extends EventName>(topic: string, name: N, value: EventMap[N]): Promise<Buffer> {
+    const writer = this.writers.get(subjectFor(topic, name)) ?? (await this.writerFor(topic, name));
+    let body: Buffer;
+    try {
+      body = writer.type.toBuffer(value);
+    } catch (err) {
+      throw new SchemaRegistryError(`${name} does not match its schema: ${(err as Error).message}`, false, { cause: err });
+    }
+    const out = Buffer.allocUnsafe(5 + body.length);
+    out.writeUInt8(MAGIC_BYTE, 0);
+    out.writeInt32BE(writer.id, 1);
+    body.copy(out, 5);
+    return out;
+  }
+
+  private async writerFor(topic: string, name: EventName): Promise<{ readonly id: number; readonly type: Type }> {
+    const subject = subjectFor(topic, name);
+    let writer = this.writers.get(subject);
+    if (!writer) {
+      const id = await this.schemaId(topic, name);
+      writer = { id, type: (await this.typeFor(id)).type };
+      this.writers.set(subject, writer);
+    }
+    return writer;
+  }
+
+  /**
+   * Decodes a message value. Throws UndecodableMessageError for what can never be decoded
+   * (dead-letter it), SchemaRegistryError (retriable) when the registry cannot be reached.
+   */
+  async decode(buffer: Buffer | null): Promise<DecodedEvent> {
+    if (!buffer || buffer.length < 5) throw new UndecodableMessageError(`message too short (${buffer?.length ?? 0} bytes)`);
+    if (buffer.readUInt8(0) !== MAGIC_BYTE) throw new UndecodableMessageError(`bad magic byte ${buffer.readUInt8(0)}`);
+    const id = buffer.readInt32BE(1);
+    let reader = this.readers.get(id);
+    if (!reader) {
+      reader = await this.typeFor(id);
+      this.readers.set(id, reader);
+    }
+    const { name, type } = reader;
+    try {
+      const value = type.fromBuffer(buffer.subarray(5)) as EventMap[EventName];
+      return { name, value, schemaId: id };
+    } catch (err) {
+      throw new UndecodableMessageError(`corrupt ${name} body (schema id ${id}): ${(err as Error).message}`, { cause: err });
+    }
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The one catalogue of Trawl's topics: names, partition counts and configs. Provisioning creates
+ * what is missing at start-up and checks what exists. Event topics are the source of truth: never
+ * compacted, never expired.
+ */
+
+export type TopicRole = 'event' | 'command' | 'retry' | 'dead-letter';
+
+export interface TopicSpec {
+  readonly name: string;
+  readonly role: TopicRole;
+  readonly partitions: number;
+  /** What the message key is; documentation for readers, and checked by nothing. */
+  readonly key: string;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Kept forever: event logs and dead letters. */
+const FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retention.bytes': '-1' } as const;
+/** Commands are work to do, not history: days are enough to survive an outage. */
+const DAYS = { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS), 'retention.bytes': '-1' } as const;
+
+/**
+ * `TRAWL_TOPIC_PREFIX` (default none) namespaces every topic: end-to-end tests run whole pipelines
+ * of child processes on their own topics, so they cannot see, or be seen by, anything else on the
+ * same broker. Read once, at start-up.
+ */
+export const TOPIC_PREFIX = process.env.TRAWL_TOPIC_PREFIX ?? '';
+
+export const TOPICS = {
+  schedule: `${TOPIC_PREFIX}trawl.schedule`,
+  jobs: `${TOPIC_PREFIX}trawl.jobs`,
+  pages: `${TOPIC_PREFIX}trawl.pages`,
+  items: `${TOPIC_PREFIX}trawl.items`,
+  fetch: `${TOPIC_PREFIX}trawl.fetch`,
+  fetchDlq: `${TOPIC_PREFIX}trawl.fetch.dlq`,
+  /** Undecodable or unprocessable messages of the event topics, with their origin. */
+  eventsDlq: `${TOPIC_PREFIX}trawl.events.dlq`,
+} as const;
+
+export interface CatalogueOptions {
+  /** Partitions of trawl.jobs, trawl.pages and trawl.items (co-partitioned by job id). */
+  readonly eventPartitions: number;
+  /** Partitions of trawl.fetch and its retry tiers (keyed by host). */
+  readonly fetchPartitions: number;
+  /** Delays of the fetch retry tiers, in ms; tier n is `trawl.fetch.retry.<n>`. */
+  readonly fetchRetryDelaysMs: readonly number[];
+}
+
+export function catalogueOptions(env: NodeJS.ProcessEnv = process.env): CatalogueOptions {
+  const int = (name: string, dflt: number): number => {
+    const v = env[name];
+    if (v === undefined || v === '') return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${v}"`);
+    return n;
+  };
+  const delays = (env.TRAWL_FETCH_RETRY_DELAYS_MS ?? '2000,30000,300000')
+    .split(',')
+    .map((s) => Number(s.trim()));
+  if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new Error(`TRAWL_FETCH_RETRY_DELAYS_MS must be a comma list of non-negative ms, got "${env.TRAWL_FETCH_RETRY_DELAYS_MS}"`);
+  }
+  return {
+    eventPartitions: int('TRAWL_EVENT_PARTITIONS', 6),
+    fetchPartitions: int('TRAWL_FETCH_PARTITIONS', 12),
+    fetchRetryDelaysMs: delays,
+  };
+}
+
+export function retryTopicName(topic: string, tier: number): string {
+  return `${topic}.retry.${tier}`;
+}
+
+export function topicCatalogue(options: CatalogueOptions = catalogueOptions()): TopicSpec[] {
+  const { eventPartitions, fetchPartitions, fetchRetryDelaysMs } = options;
+  return [
+    { name: TOPICS.schedule, role: 'event', partitions: eventPartitions, key: 'target or schedule id', configs: FOREVER },
+    { name: TOPICS.jobs, role: 'event', partitions: eventPartitions, key: 'job id', configs: FOREVER },
+    { name: TOPICS.pages, role: 'event', partitions: eventPartitions, key: 'job id', configs: FOREVER },
+    { name: TOPICS.items, role: 'event', partitions: eventPartitions, key: 'job id', configs: FOREVER },
+    { name: TOPICS.fetch, role: 'command', partitions: fetchPartitions, key: 'URL host', configs: DAYS },
+    ...fetchRetryDelaysMs.map((_, i) => ({
+      name: retryTopicName(TOPICS.fetch, i + 1),
+      role: 'retry' as const,
+      partitions: fetchPartitions,
+      key: 'URL host',
+      configs: DAYS,
+    })),
+    { name: TOPICS.fetchDlq, role: 'dead-letter', partitions: fetchPartitions, key: 'URL host', configs: FOREVER },
+    { name: TOPICS.eventsDlq, role: 'dead-letter', partitions: 1, key: 'original key', configs: FOREVER },
+  ];
+}
+
+/** A consumer group id in the same namespace as the topics (see TRAWL_TOPIC_PREFIX). */
+export function consumerGroup(name: string): string {
+  return `${TOPIC_PREFIX}${name}`;
+}
