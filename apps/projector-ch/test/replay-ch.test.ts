@@ -18,7 +18,12 @@ describe('replayCh against the real stack', () => {
 
   beforeAll(async () => {
     h = await createHarness('replaych');
-    for (let j = 0; j < 10; j++) await h.produce(syntheticJob(j, { jobs: 0, pagesPerJob: 40, seed: 31, runId: h.id, start: new Date(Date.now() - 3_600_000) }));
+    const start = new Date(Date.now() - 3_600_000);
+    const crawl = Array.from({ length: 10 }, (_, j) => syntheticJob(j, { jobs: 0, pagesPerJob: 40, seed: 31, runId: h.id, start }));
+    for (const job of crawl) await h.produce(job);
+    // Two jobs' page events again at new positions (a worker's re-fetch after a crash): a replay
+    // must absorb them as the live projector does.
+    for (const job of crawl.slice(3, 5)) await h.produce(job.filter((e) => e.name === 'PageFetched' || e.name === 'PageFailed'));
     projector = await startChProjector({
       clickhouseUrl: h.clickhouseUrl, database: h.ch.database, databaseUrl: h.pg.url, kafka: h.kafka, codec: h.codec, logger: h.logger,
       topics: h.topics, groupId: `projector-ch-${h.id}`, maxRows: 1000, maxDelayMs: 200, statsLogIntervalMs: 0,

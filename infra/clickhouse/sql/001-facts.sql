@@ -9,8 +9,10 @@
 --   * the projector can ask cheaply, through the primary index, which positions of a batch are
 --     already stored, and insert only the others: the materialised rollups below never see a
 --     redelivered message, which is what keeps them exact (see README, "Exactly once").
--- The same event re-emitted at another position (a producer that crashed after sending) is
--- absorbed at query time: counts use uniqExact(event_id), fact queries GROUP BY event_id.
+-- The same event re-emitted at another position (a worker that crashed after sending) is left
+-- out of page_fetches by an event-id check within a window of offsets (the table with sums);
+-- elsewhere it is absorbed at query time: counts use uniqExact(event_id), fact queries GROUP BY
+-- event_id.
 
 CREATE TABLE IF NOT EXISTS page_fetches (
     event_id    String,

@@ -3,7 +3,8 @@
 -- AggregatingMergeTree with -State columns, read with the matching -Merge functions and GROUP BY
 -- (parts merge in the background, so a key may still have several rows). Counts are
 -- uniqExact(event_id) states, so even an event stored twice under two positions counts once.
--- Sums and quantiles are exact because the projector never inserts a position twice.
+-- Sums and quantiles are exact because the projector never inserts a position twice, nor a page
+-- event it already stored at another position (within its dedupe window).
 --
 -- 18.16 requires a view to produce every column of its target, hence one target table per
 -- source table. An aggregate column never shares a fact column's name: 18.16 would resolve the

@@ -81,7 +81,7 @@ describe('chaos: processes killed mid-crawl', () => {
     expect(rm.lostRows).toBe(0);
     report('a projector-pg SIGKILL', {
       rowsAtKill, firstProgressMs: await progress, readModelsEqualLogMs: rm.caughtUpMs,
-      appliedButNotCommittedToKafkaAtKill: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows, rollupBytesDrift: rm.rollupBytesDrift,
+      appliedButNotCommittedToKafkaAtKill: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows,
     });
   });
 
@@ -110,7 +110,7 @@ describe('chaos: processes killed mid-crawl', () => {
     expect(figures.lostPages).toBe(0);
     report('b projector-ch SIGKILL', {
       rowsAtKill, firstProgressMs: await progress, readModelsEqualLogMs: rm.caughtUpMs,
-      group: lag.group, redeliveredToNewProcess: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows, rollupBytesDrift: rm.rollupBytesDrift,
+      group: lag.group, redeliveredToNewProcess: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows,
     });
   });
 
@@ -177,7 +177,7 @@ describe('chaos: processes killed mid-crawl', () => {
     expect(new Set(named(await scheduleEvents(), 'JobDispatched').map((d) => d.job_id)).size).toBe(1);
     report('c dispatcher SIGKILL mid-dispatch', {
       restartToScheduleAdvancedMs: redispatchedMs, jobDispatchedRecords: dispatched.length, targetDueRecords: due.length, distinctJobs: 1,
-      ...figures, lostRows: rm.lostRows, rollupBytesDrift: rm.rollupBytesDrift,
+      ...figures, lostRows: rm.lostRows,
     });
   });
 
@@ -260,7 +260,7 @@ describe('chaos: processes killed mid-crawl', () => {
     const gap = [...inLog].filter((id) => !live.has(id)).length;
     report('d API SIGKILL under a WebSocket client', {
       reconnectedMs, beforeKill: feed(1).length, afterReconnect: feed(2).length, gapFilledFromLog: gap, liveDuplicates: feed(1).length + feed(2).length - live.size,
-      feedEventsInLog: inLog.size, lost: [...inLog].filter((id) => !live.has(id) && !backfilled.has(id)).length, pagesInLog: count(o.events, jobId, 'PageFetched', 'PageFailed'), lostRows: rm.lostRows, rollupBytesDrift: rm.rollupBytesDrift,
+      feedEventsInLog: inLog.size, lost: [...inLog].filter((id) => !live.has(id) && !backfilled.has(id)).length, pagesInLog: count(o.events, jobId, 'PageFetched', 'PageFailed'), lostRows: rm.lostRows,
     });
   });
 });

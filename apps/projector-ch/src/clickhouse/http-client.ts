@@ -83,9 +83,12 @@ export class ClickHouse {
     await this.send({}, sql, options.database === undefined ? this.database : options.database);
   }
 
-  /** Runs a SELECT and returns its rows (FORMAT JSONEachRow; 64-bit integers come back as strings). */
-  async rows<T = Record<string, unknown>>(sql: string, options: { database?: string | null } = {}): Promise<T[]> {
-    const text = await this.send({}, `${sql}\nFORMAT JSONEachRow`, options.database === undefined ? this.database : options.database);
+  /**
+   * Runs a SELECT and returns its rows (FORMAT JSONEachRow; 64-bit integers come back as strings).
+   * `settings` go along as URL parameters (e.g. `max_query_size` for a long IN list).
+   */
+  async rows<T = Record<string, unknown>>(sql: string, options: { database?: string | null; settings?: Record<string, string> } = {}): Promise<T[]> {
+    const text = await this.send(options.settings ?? {}, `${sql}\nFORMAT JSONEachRow`, options.database === undefined ? this.database : options.database);
     const out: T[] = [];
     for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as T);
     return out;

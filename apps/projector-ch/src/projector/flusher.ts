@@ -7,7 +7,8 @@
  * When ClickHouse (or the swap lock's Postgres) is away, the flush is retried with backoff until
  * it succeeds — the handlers keep waiting, the consumer's buffer fills, its partitions pause —
  * and the projector catches up when the database returns. Nothing is dropped, and nothing is
- * counted twice: every try first leaves out the positions a previous try already stored.
+ * counted twice: every try first leaves out the positions a previous try already stored (and
+ * page events stored under another position, see writeFacts).
  */
 import { Backoff, sleep, type Logger } from '@trawl/streams';
 import type { ClickHouse } from '../clickhouse/http-client.ts';
@@ -39,6 +40,8 @@ export interface FlusherStats {
   readonly flushes: number;
   readonly inserted: number;
   readonly skipped: number;
+  /** Page events already stored under another position (re-emitted), left out. */
+  readonly duplicates: number;
   readonly failures: number;
   readonly waiting: number;
   readonly lastError: string | null;
@@ -53,7 +56,7 @@ export class Flusher {
   private superseded = false;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
-  private stats_ = { flushes: 0, inserted: 0, skipped: 0, failures: 0, lastError: null as string | null };
+  private stats_ = { flushes: 0, inserted: 0, skipped: 0, duplicates: 0, failures: 0, lastError: null as string | null };
 
   constructor(private readonly o: FlusherOptions) {
     this.maxRows = o.maxRows ?? 20_000;
@@ -102,6 +105,7 @@ export class Flusher {
         this.stats_.flushes++;
         this.stats_.inserted += result.inserted;
         this.stats_.skipped += result.skipped;
+        this.stats_.duplicates += result.duplicates;
         if (backoff.failures > 0) this.o.logger.info({ failures: backoff.failures, events: events.length }, 'ClickHouse flush succeeded again; catching up');
         batch.forEach((p) => p.resolve());
         return;

@@ -10,7 +10,6 @@ import { endpoints, EventCodec, EventProducer, readEvents, type LoggedEvent } fr
 import { createTestTopics, deleteSubjects, requireStack, testId, testKafka, testLogger, waitFor, type TestTopics } from '@trawl/streams/testing';
 import { ClickHouse } from '../../src/clickhouse/http-client.ts';
 import { ident } from '../../src/clickhouse/sql-text.ts';
-import { nextPositions } from '../../src/projector/positions.ts';
 import type { ProjectedTopics } from '../../src/topics.ts';
 import type { SyntheticEvent } from '@trawl/streams/testing';
 
@@ -26,7 +25,10 @@ export interface Harness {
   readonly logger: ReturnType<typeof testLogger>;
   produce(events: readonly SyntheticEvent[]): Promise<void>;
   events(): Promise<LoggedEvent[]>;
-  /** Waits until the live tables hold every position of the topics. */
+  /**
+   * Waits until the live projector (group `projector-ch-<id>`, as the tests name it) has committed
+   * every message of the topics: each one stored, or recognised as stored already.
+   */
   waitForCatchUp(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -63,17 +65,13 @@ export async function createHarness(label: string): Promise<Harness> {
     events: () => readEvents(kafka, codec, [topics.jobs, topics.pages, topics.items]),
     async waitForCatchUp(timeoutMs = 60_000) {
       await admin.connect();
-      const ends: [keyof ProjectedTopics, number, bigint][] = [];
-      for (const k of ['jobs', 'pages', 'items'] as const) for (const p of await admin.fetchTopicOffsets(topics[k])) ends.push([k, p.partition, BigInt(p.high)]);
-      const table = { jobs: 'job_events', pages: 'page_fetches', items: 'items' } as const;
+      const ends = new Map<string, bigint>();
+      for (const topic of Object.values(topics)) for (const p of await admin.fetchTopicOffsets(topic)) ends.set(`${topic}:${p.partition}`, BigInt(p.high));
       await waitFor(async () => {
-        for (const [k, p, end] of ends) {
-          if (end === 0n) continue;
-          const next = await nextPositions(ch, table[k]).catch(() => new Map<number, bigint>());
-          if ((next.get(p) ?? 0n) < end) return false;
-        }
-        return true;
-      }, { timeoutMs, intervalMs: 250, message: 'the analytics to hold every position' });
+        const committed = await admin.fetchOffsets({ groupId: `projector-ch-${id}`, topics: Object.values(topics) });
+        const at = new Map<string, bigint>(committed.flatMap((t) => t.partitions.map((p) => [`${t.topic}:${p.partition}`, BigInt(p.offset)] as const)));
+        return [...ends].every(([k, end]) => end === 0n || (at.get(k) ?? -1n) >= end);
+      }, { timeoutMs, intervalMs: 250, message: 'the projector to commit every message' });
     },
     async close() {
       await admin.disconnect().catch(() => undefined);
