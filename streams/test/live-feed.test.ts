@@ -22,8 +22,6 @@ describe('subscribeLive', () => {
     const live = await subscribeLive({ topics: [topic], names: ['PageFetched'], kafka: h.kafka, codec: h.codec, logger: h.logger, onEvent: (e) => void seen.push(e) });
     try {
       await live.ready;
-      // Offsets of a new group resolve at its first fetch: give it one fetch cycle.
-      await new Promise((r) => setTimeout(r, 1000));
       await h.producer.sendRaw({ topic, key: 'job', value: Buffer.from('poison') });
       await emitSample(h.producer, 'PageFailed', { event_id: 'filtered-out' }, { topic, key: 'job' }, samples.PageFailed);
       await emitSample(h.producer, 'PageFetched', { event_id: 'after' }, { topic, key: 'job' }, samples.PageFetched);

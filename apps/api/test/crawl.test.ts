@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertWebsite, crawlSpec } from '@trawl/store';
 import { jobIdForSlot } from '@trawl/dispatcher';
-import { startTestApi, sleep, type TestApi } from './support.ts';
+import { startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -73,15 +73,18 @@ describe('POST /crawl now', () => {
     expect(rows[0].n).toBe(1);
   });
 
-  it('makes a new job once the TTL has passed', async () => {
-    const short = await startTestApi({ config: { dedupeTtlSeconds: 1 } });
+  it('keeps the key for the configured TTL and makes a new job once it has passed', async () => {
+    const short = await startTestApi({ config: { dedupeTtlSeconds: 90 } });
     try {
-      const { auth } = await short.user();
+      const { auth, user } = await short.user();
       const payload = { start_urls: [URL_A], depth: 0 };
       const a = (await short.app.inject({ method: 'POST', url: '/crawl', headers: auth, payload })).json();
       const b = (await short.app.inject({ method: 'POST', url: '/crawl', headers: auth, payload })).json();
       expect(b).toMatchObject({ job_id: a.job_id, cached: true });
-      await sleep(1_100);
+      const ttl = await short.db.pool.query('SELECT extract(epoch FROM expires_at - created_at)::int AS s FROM crawl_dedupe WHERE user_id = $1', [user]);
+      expect(ttl.rows).toEqual([{ s: 90 }]);
+      // The TTL passes (moved, rather than waited for: a wait would race the first request's own duration).
+      await short.db.pool.query("UPDATE crawl_dedupe SET expires_at = now() - interval '1 millisecond' WHERE user_id = $1", [user]);
       const c = (await short.app.inject({ method: 'POST', url: '/crawl', headers: auth, payload })).json();
       expect(c).toMatchObject({ cached: false });
       expect(c.job_id).not.toBe(a.job_id);

@@ -305,8 +305,6 @@ describe('load: WebSocket live feed storm', () => {
   beforeAll(async () => {
     api = await startLoadApi({ feedHighWaterBytes: HIGH_WATER, feedSlowCloseMs: SLOW_CLOSE_MS, rateLimitMax: 1_000_000, crawlRateLimitMax: 1_000_000 }, true);
     await api.app.liveFeed.ready;
-    // The live group starts at "latest" once it has fetched its offsets, a moment after joining.
-    await new Promise((r) => setTimeout(r, 1_500));
   });
   afterAll(async () => {
     if (clients) {

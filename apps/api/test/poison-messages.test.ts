@@ -16,7 +16,7 @@ import { setupReadModels } from '@trawl/projector-pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createApiKey } from '../src/data/api-keys.ts';
-import { connectFeed, sleep, type FeedMessage } from './support.ts';
+import { connectFeed, type FeedMessage } from './support.ts';
 
 const world = poisonWorld('poison-api', { database: () => createTestDatabase('trawl_test_poison_api') });
 const { kafka, codec, producer } = world;
@@ -30,8 +30,6 @@ beforeAll(async () => {
   await setupReadModels(world.db.pool);
   api = await world.startApp('api', { env: { TRAWL_API_PORT: '0' }, readyWhen: '"live feed connected"' });
   base = await waitFor(() => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(api.log())?.[1], { timeoutMs: 30_000, intervalMs: 100, message: () => `the API's address; log:\n${api.tail()}` });
-  // The live group starts at "latest" once it has fetched its offsets, a moment after joining.
-  await sleep(1_500);
 }, 120_000);
 
 afterAll(async () => {

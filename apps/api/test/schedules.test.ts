@@ -18,7 +18,6 @@ beforeAll(async () => {
   dispatcher = new Dispatcher({ pool: api.db.pool, producer: api.producer, logger: api.logger });
   wsBase = (await api.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   await api.app.liveFeed.ready;
-  await sleep(1_500);
 });
 afterAll(async () => {
   for (const s of sockets) s.terminate();
@@ -37,15 +36,17 @@ async function feed(headers: Record<string, string>) {
   return dispatched;
 }
 
-/** Ticks the dispatcher every 200 ms for `ms`; returns how many jobs it dispatched. */
-async function tickFor(ms: number): Promise<number> {
-  let n = 0;
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    n += (await dispatcher.tick()).dispatched;
-    await sleep(200);
-  }
-  return n;
+/**
+ * Ticks the dispatcher as if it were `at` (ms since the epoch): what is due then is dispatched,
+ * whatever the machine's speed. Returns how many jobs it dispatched.
+ */
+async function tickAt(at: number): Promise<number> {
+  return (await dispatcher.tick(new Date(at))).dispatched;
+}
+
+/** Sleeps until the wall clock has passed `at` (a schedule resumed later starts after it). */
+async function sleepUntil(at: number): Promise<void> {
+  if (Date.now() <= at) await sleep(at - Date.now() + 1);
 }
 
 const get = (url: string, headers: Record<string, string>) => api.app.inject({ method: 'GET', url, headers });
@@ -61,9 +62,9 @@ describe('scheduled crawls', () => {
     const { schedule_id, job_id, next_run } = res.json();
     expect(next_run).toBe(at.toISOString());
 
-    expect((await dispatcher.tick()).dispatched).toBe(0);
-    await sleep(at.getTime() - Date.now() + 50);
-    expect(await tickFor(1_000)).toBe(1);
+    expect(await tickAt(at.getTime() - 1)).toBe(0);
+    expect(await tickAt(at.getTime())).toBe(1);
+    expect(await tickAt(at.getTime() + 60_000)).toBe(0);
 
     const schedule = (await get(`/schedules/${schedule_id}`, auth)).json();
     expect(schedule).toMatchObject({ status: 'done', last_job_id: job_id, next_run: null, next_runs: [] });
@@ -78,8 +79,8 @@ describe('scheduled crawls', () => {
     const cancelled = await post(`/schedules/${schedule_id}/cancel`, auth);
     expect(cancelled.statusCode).toBe(200);
     expect(cancelled.json()).toMatchObject({ status: 'cancelled', next_runs: [] });
-    await sleep(at.getTime() - Date.now() + 50);
-    expect(await tickFor(600)).toBe(0);
+    expect(await tickAt(at.getTime())).toBe(0);
+    expect(await tickAt(at.getTime() + 60_000)).toBe(0);
     expect((await post(`/schedules/${schedule_id}/resume`, auth)).json().error.code).toBe('SCHEDULE_NOT_ACTIVE');
   });
 
@@ -95,21 +96,30 @@ describe('scheduled crawls', () => {
     expect(runs).toHaveLength(5);
     expect(runs[1] - runs[0]).toBe(2_000);
 
-    expect(await tickFor(4_500)).toBeGreaterThanOrEqual(2);
+    // Each slot ticked at its own time, once the clock has passed it: one job per slot.
+    for (const slot of runs.slice(0, 2)) {
+      await sleepUntil(slot);
+      expect(await tickAt(slot)).toBe(1);
+    }
     const mine = await eventually(async () => (dispatched.filter((d) => d.data.schedule_id === schedule_id).length >= 2 ? dispatched : undefined));
     expect(new Set(mine.map((d) => d.job_id)).size).toBe(mine.length);
 
     expect((await post(`/schedules/${schedule_id}/pause`, auth)).json()).toMatchObject({ status: 'paused', next_runs: [] });
     expect((await post(`/schedules/${schedule_id}/pause`, auth)).statusCode).toBe(409);
-    expect(await tickFor(2_500)).toBe(0);
+    expect(await tickAt(runs[2] + 10_000)).toBe(0);
 
+    // Resumed: the next run is a slot after the clock, so after the slots already dispatched.
     const resumed = (await post(`/schedules/${schedule_id}/resume`, auth)).json();
+    const answeredAt = Date.now();
     expect(resumed.status).toBe('active');
-    expect(Date.parse(resumed.next_run)).toBeGreaterThan(Date.now() - 100);
-    expect(await tickFor(2_500)).toBeGreaterThanOrEqual(1);
+    const next = Date.parse(resumed.next_run);
+    expect(next).toBeGreaterThan(runs[1]);
+    expect(next).toBeLessThanOrEqual(answeredAt + 2_000);
+    await sleepUntil(next);
+    expect(await tickAt(next)).toBe(1);
 
     expect((await post(`/schedules/${schedule_id}/cancel`, auth)).json().status).toBe('cancelled');
-    expect(await tickFor(2_500)).toBe(0);
+    expect(await tickAt(next + 60_000)).toBe(0);
     expect((await get(`/schedules/${schedule_id}`, auth)).json()).toMatchObject({ status: 'cancelled', last_job_id: expect.any(String) });
   });
 });

@@ -93,11 +93,13 @@ describe('trawl', () => {
     const child = trawl(['crawl', 'http://127.0.0.1:8090/jobs?page=2', '--depth', '0'], { TRAWL_API_KEY: key });
     // Play the projector: once the job is accepted, it finishes.
     let jobId: string | undefined;
-    for (let i = 0; i < 100 && !jobId; i++) {
+    // (A CLI child starting tsx on a busy machine may take many seconds.)
+    for (const until = Date.now() + 60_000; !jobId && Date.now() < until; ) {
       const { rows } = await db.pool.query('SELECT job_id FROM api_jobs WHERE user_id = $1', [user]);
       jobId = rows[0]?.job_id;
       if (!jobId) await new Promise((r) => setTimeout(r, 100));
     }
+    if (!jobId) throw new Error('the CLI did not submit its crawl within 60 s');
     await db.pool.query(
       `INSERT INTO jobs (job_id, user_id, status, start_urls, requested_at, dispatched_at, finished_at, pages_fetched, items_extracted, bytes, urls_seen, updated_at)
        VALUES ($1, $2, 'finished', '["http://127.0.0.1:8090/jobs?page=2"]', now() - interval '2 seconds', now(), now(), 1, 10, 2048, 1, now())`,

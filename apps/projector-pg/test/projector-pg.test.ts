@@ -83,11 +83,11 @@ describe('projector-pg against the real stack', () => {
       await proxy.cut();
       // Events arrive while the database is unreachable...
       await h.produce(syntheticCrawl({ jobs: 4, pagesPerJob: 20, seed: 12, runId: `${h.id}-b` }));
-      await new Promise((r) => setTimeout(r, 2500));
+      // ...so its writes fail (and are retried with backoff)...
+      await expect.poll(() => projection!.stats().failures, { timeout: 60_000, interval: 100 }).toBeGreaterThan(0);
       // ...and are all there, once each, after it returns.
       await proxy.restore();
       await waitForCatchUp(h, pool, NAME);
-      expect(projection.stats().failures).toBeGreaterThan(0);
       await compareWithEvents(h, pool);
     } finally {
       await projection?.stop();

@@ -4,8 +4,10 @@
  * runner — no retries, no dead letters, no commits — and a slow or failing listener only ever
  * loses its own view (errors are logged and the feed moves on).
  *
- * Events produced between the call and the group's first fetch may be missed: a live view starts
- * "about now". Undecodable messages are skipped with a warning (the projectors dead-letter them).
+ * A live view starts "about now": `ready` resolves once the group has joined and its first fetch
+ * has answered, i.e. once every assigned partition's "latest" position was resolved, so an event
+ * produced after `ready` is delivered. Events produced before it may be missed. Undecodable
+ * messages are skipped with a warning (the projectors dead-letter them).
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
@@ -33,7 +35,7 @@ export interface LiveSubscriptionOptions {
 }
 
 export interface LiveSubscription {
-  /** Resolves when partitions are assigned (events from about then on are delivered). */
+  /** Resolves when the feed has its positions: every event produced from then on is delivered. */
   readonly ready: Promise<void>;
   stop(): Promise<void>;
 }
@@ -46,7 +48,24 @@ export async function subscribeLive(options: LiveSubscriptionOptions): Promise<L
   const consumer = kafka.consumer({ groupId: `${options.groupPrefix ?? 'trawl-live'}-${randomUUID()}`, maxWaitTimeInMs: 250 });
   let resolveReady!: () => void;
   const ready = new Promise<void>((r) => (resolveReady = r));
-  consumer.on(consumer.events.GROUP_JOIN, () => resolveReady());
+  // kafkajs resolves a partition's "latest" offset inside its first fetch from the partition's
+  // leader: ready once every broker fetched from after the join has answered once.
+  let joined = false;
+  const fetching = new Set<number>();
+  const answered = new Set<number>();
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+    fetching.clear();
+    answered.clear();
+  });
+  consumer.on(consumer.events.FETCH_START, ({ payload }) => {
+    if (joined) fetching.add(payload.nodeId);
+  });
+  consumer.on(consumer.events.FETCH, ({ payload }) => {
+    if (!joined || !fetching.has(payload.nodeId)) return;
+    answered.add(payload.nodeId);
+    if (answered.size === fetching.size) resolveReady();
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [...options.topics], fromBeginning: false });
   await consumer.run({

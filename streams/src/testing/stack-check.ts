@@ -50,14 +50,23 @@ export interface StackNeeds {
   readonly postgres?: boolean;
 }
 
-/** Throws StackUnavailableError naming every needed part that does not answer. */
-export async function requireStack(needs: StackNeeds = { kafka: true, registry: true, postgres: true }, ep: Endpoints = endpoints()): Promise<Endpoints> {
-  const checks: [string, Promise<boolean>][] = [];
-  if (needs.kafka) checks.push([`Kafka at ${ep.kafkaBrokers.join(',')}`, tcpAnswers(ep.kafkaBrokers[0] ?? '127.0.0.1:9092')]);
-  if (needs.registry) checks.push([`schema registry at ${ep.schemaRegistryUrl}`, registryAnswers(ep.schemaRegistryUrl)]);
-  if (needs.postgres) checks.push([`Postgres at ${ep.databaseUrl.replace(/:[^:@/]*@/, ':***@')}`, postgresAnswers(ep.databaseUrl)]);
-  const down: string[] = [];
-  for (const [name, check] of checks) if (!(await check)) down.push(name);
+/**
+ * Throws StackUnavailableError naming every needed part that does not answer within `patienceMs`
+ * (a part checked once may miss its few seconds on a busy machine, so those are asked again).
+ */
+export async function requireStack(needs: StackNeeds = { kafka: true, registry: true, postgres: true }, ep: Endpoints = endpoints(), patienceMs = 20_000): Promise<Endpoints> {
+  let checks: [string, () => Promise<boolean>][] = [];
+  if (needs.kafka) checks.push([`Kafka at ${ep.kafkaBrokers.join(',')}`, () => tcpAnswers(ep.kafkaBrokers[0] ?? '127.0.0.1:9092')]);
+  if (needs.registry) checks.push([`schema registry at ${ep.schemaRegistryUrl}`, () => registryAnswers(ep.schemaRegistryUrl)]);
+  if (needs.postgres) checks.push([`Postgres at ${ep.databaseUrl.replace(/:[^:@/]*@/, ':***@')}`, () => postgresAnswers(ep.databaseUrl)]);
+  const until = Date.now() + patienceMs;
+  for (;;) {
+    const answers = await Promise.all(checks.map(([, check]) => check()));
+    checks = checks.filter((_, i) => !answers[i]);
+    if (checks.length === 0 || Date.now() >= until) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const down = checks.map(([name]) => name);
   if (down.length > 0) {
     throw new StackUnavailableError(`not answering: ${down.join('; ')}. Start the local stack with \`npm run stack -- up\`, or set KAFKA_BROKERS / SCHEMA_REGISTRY_URL / DATABASE_URL.`);
   }
