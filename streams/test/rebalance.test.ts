@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { samples } from '@trawl/schemas';
-import { CoPartitionedAssigner, endpoints, MetricsRegistry, resetProjectionOffsets, runEventConsumer, runProjection, type EventConsumer, type Projection } from '@trawl/streams';
+import { CoPartitionedAssigner, endpoints, MetricsRegistry, resetProjectionOffsets, runEventConsumer, runProjection, type ApplyEvents, type EventConsumer, type Projection } from '@trawl/streams';
 import { testId, waitFor } from '@trawl/streams/testing';
 import { emitSample, harness, type Harness } from './support.ts';
 import { countingModel } from './projection-support.ts';
@@ -44,6 +44,13 @@ describe('two group members rebalancing while work is in flight', () => {
     const seen = new Map<string, number>();
     let running = 0;
     let maxRunning = 0;
+    // The first member alone stops after its head start and waits until the second has its
+    // partitions: it cannot finish everything before the rebalance, however fast or slow the
+    // machine. Its handlers wait in flight; its fetch loop (and so its rejoin) is not held up.
+    const HEAD_START = MESSAGES * 0.15;
+    let openGate!: () => void;
+    const gate = new Promise<void>((r) => (openGate = r));
+    let gateOpen = false;
     const member = (name: string) =>
       runEventConsumer({
         name,
@@ -63,6 +70,7 @@ describe('two group members rebalancing while work is in flight', () => {
         handler: async (event) => {
           running += 1;
           maxRunning = Math.max(maxRunning, running);
+          if (!gateOpen && seen.size >= HEAD_START) await gate;
           await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
           const id = `${event.partition}:${event.offset}`;
           seen.set(id, (seen.get(id) ?? 0) + 1);
@@ -73,14 +81,21 @@ describe('two group members rebalancing while work is in flight', () => {
     let b: EventConsumer | undefined;
     try {
       a = await member('rebalance-a');
-      await waitFor(() => seen.size >= MESSAGES * 0.15, { message: 'the first member under way' });
+      await waitFor(() => seen.size >= HEAD_START, { message: 'the first member under way' });
       b = await member('rebalance-b');
       await b.ready;
-      await waitFor(() => seen.size >= MESSAGES * 0.5, { message: 'both members under way' });
-      expect(a.stats().inFlight + b.stats().inFlight).toBeGreaterThan(0);
+      expect(seen.size).toBeLessThan(MESSAGES * 0.5); // the gate held: most of the work is still to do
+      gateOpen = true;
+      openGate();
+      // Stop the first member while it has work in flight (polled, not sampled once).
+      await waitFor(() => seen.size >= MESSAGES * 0.5 && a!.stats().inFlight > 0, {
+        message: () => `both members under way, the first with work in flight (have ${seen.size}, in flight ${a!.stats().inFlight})`,
+      });
       await a.stop();
       await waitFor(() => seen.size === MESSAGES, { timeoutMs: 60_000, message: () => `every message (have ${seen.size})` });
     } finally {
+      gateOpen = true;
+      openGate();
       await a?.stop();
       await b?.stop();
     }
@@ -113,7 +128,9 @@ describe('two group members rebalancing while work is in flight', () => {
         metrics: new MetricsRegistry(),
         heartbeatIntervalMs: 500,
         maxWaitTimeMs: 200,
-        fromBeginning: false,
+        // The topics are this file's own and empty until the loop below: reading from the
+        // beginning takes all 128, with no wait for "latest" to be resolved first.
+        fromBeginning: true,
         handler: (event) => {
           const set = owner.get(String(event.partition)) ?? new Set<string>();
           set.add(name);
@@ -124,7 +141,6 @@ describe('two group members rebalancing while work is in flight', () => {
     const b = await member('copart-b');
     try {
       await waitFor(() => a.stats().assignments >= 2 && b.stats().assignments >= 1, { message: 'both members assigned' });
-      await new Promise((r) => setTimeout(r, 1000)); // new groups resolve "latest" at their first fetch
       for (let i = 0; i < 64; i++) {
         await emitSample(h.producer, 'JobDispatched', { job_id: `job-${i}` }, { topic: jobs, key: `job-${i}` }, samples.JobDispatched);
         await emitSample(h.producer, 'PageFetched', { job_id: `job-${i}` }, { topic: pages, key: `job-${i}` }, samples.PageFetched);
@@ -174,7 +190,35 @@ describe('two group members rebalancing while work is in flight', () => {
     const model = countingModel(testId('rebalance'));
     const name = `proj-${model.table}`;
     const groupId = testId('g-projection');
-    const instance = () =>
+    // The first instance alone stops after its head start, inside a transaction, until the second
+    // has asked to join (the group is rebalancing); from then until it has rejoined, its
+    // transactions are slow. So it cannot finish everything before the second gets partitions,
+    // however fast or slow the machine. (It cannot wait for the second's assignment itself:
+    // kafkajs rejoins only between batches, so that would hold up the rebalance it waits for.)
+    const HEAD_START = MESSAGES * 0.1;
+    let p1: Projection | undefined;
+    let p2: Projection | undefined;
+    const admin = h.kafka.admin();
+    await admin.connect();
+    const rebalancing = async () => {
+      const { groups } = await admin.describeGroups([groupId]);
+      return groups[0]?.state === 'PreparingRebalance' || groups[0]?.state === 'CompletingRebalance';
+    };
+    let firstApplied = 0;
+    let secondJoining = false;
+    const applyNormally = model.apply({ delayMs: 30 });
+    const applySlowly = model.apply({ delayMs: 200 });
+    const firstApply: ApplyEvents = async (events, tx) => {
+      if (!secondJoining && firstApplied >= HEAD_START) {
+        // (Or already rejoined: kafkajs may rejoin while a second batch of this one still waits here.)
+        await waitFor(async () => (p1?.stats().assignments ?? 0) >= 2 || (await rebalancing()), { timeoutMs: 60_000, message: 'the second instance joining' });
+        secondJoining = true;
+      }
+      const rejoined = (p1?.stats().assignments ?? 0) >= 2;
+      await (secondJoining && !rejoined ? applySlowly : applyNormally)(events, tx);
+      firstApplied += events.length;
+    };
+    const instance = (apply: ApplyEvents) =>
       runProjection({
         name,
         groupId,
@@ -188,7 +232,7 @@ describe('two group members rebalancing while work is in flight', () => {
         metrics: new MetricsRegistry(),
         setup: (pool) => model.setup(pool),
         // Slow transactions keep batches in flight while the group rebalances.
-        apply: model.apply({ delayMs: 30 }),
+        apply,
         partitionsConsumedConcurrently: 2,
         // Small batches: many transactions per partition, so the rebalance lands mid-stream.
         maxBytesPerPartition: 8 * 1024,
@@ -196,13 +240,12 @@ describe('two group members rebalancing while work is in flight', () => {
         heartbeatIntervalMs: 500,
         maxWaitTimeMs: 200,
       });
-    let p1: Projection | undefined;
-    let p2: Projection | undefined;
     try {
-      p1 = await instance();
-      await waitFor(async () => (await model.counts(db)).total >= MESSAGES * 0.1, { message: 'the first instance under way' });
-      p2 = await instance();
+      p1 = await instance(firstApply);
+      await waitFor(async () => (await model.counts(db)).total >= HEAD_START, { message: 'the first instance under way' });
+      p2 = await instance(applyNormally);
       await p2.ready;
+      const firstAtJoin = p1.stats().applied;
       await waitFor(async () => (await model.counts(db)).total >= MESSAGES * 0.4, { message: 'both instances under way' });
       await p1.stop();
       await waitFor(async () => (await model.counts(db)).rows >= MESSAGES, { timeoutMs: 60_000, message: 'every event projected' });
@@ -213,10 +256,12 @@ describe('two group members rebalancing while work is in flight', () => {
       expect(applied[0]).toBeGreaterThan(0);
       expect(applied[1]).toBeGreaterThan(0);
       expect(applied[0]! + applied[1]!).toBe(MESSAGES);
-      if (process.env.TRAWL_TEST_REPORT) console.info('projection', { applied, p1: p1.stats(), p2: p2.stats() });
+      if (process.env.TRAWL_TEST_REPORT) console.info('projection', { applied, firstAtJoin, p1: p1.stats(), p2: p2.stats() });
     } finally {
+      secondJoining = true;
       await p1?.stop();
       await p2?.stop();
+      await admin.disconnect();
       await resetProjectionOffsets(db, name);
       await model.drop(db);
     }

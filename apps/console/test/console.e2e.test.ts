@@ -31,11 +31,15 @@ const shots: string[] = [];
 
 beforeAll(async () => {
   const started = Date.now();
-  site = await createTestSite({ pages: 40, linksPerPage: 3, itemsPerPage: 2, traps: true, slowMs: 2500 });
-  stack = await startConsoleStack({ TRAWL_FETCH_RETRY_DELAYS_MS: '200,400,600', TRAWL_FETCH_TIMEOUT_MS: '1200' });
+  // The deadline is far above any stall of a busy worker, the slow trap far above the deadline.
+  const fetchTimeoutMs = 5_000;
+  site = await createTestSite({ pages: 40, linksPerPage: 3, itemsPerPage: 2, traps: true, slowMs: 4 * fetchTimeoutMs });
+  stack = await startConsoleStack({ TRAWL_FETCH_RETRY_DELAYS_MS: '200,400,600', TRAWL_FETCH_TIMEOUT_MS: String(fetchTimeoutMs) });
   [aliceKey, bobKey] = await Promise.all([stack.key('alice'), stack.key('bob')]);
   const website = { name: 'Console test site', base_url: `${site.origin}/`, max_depth: 3, max_pages: 1000, ...site.spec };
-  expect((await stack.api(aliceKey, 'PUT', `/websites/${spider}`, website)).status).toBe(201);
+  // Page starts 300 ms apart: the ~60 fetches span ~18 s (the slow trap's retries take ~21 s anyway),
+  // so the browser's live feed joins while most pages are still to come, however fast the machine.
+  expect((await stack.api(aliceKey, 'PUT', `/websites/${spider}`, { ...website, host_delay_ms: 300 })).status).toBe(201);
   // One page at a time, a second apart: a crawl that is still running when the test cancels it.
   expect((await stack.api(aliceKey, 'PUT', `/websites/${slowSpider}`, { ...website, name: 'Slow test site', host_concurrency: 1, host_delay_ms: 1000 })).status).toBe(201);
   browser = await launchBrowser();

@@ -11,13 +11,17 @@ import { readEvents } from '@trawl/streams';
 import { crawlSpec } from '@trawl/store';
 import { Pipeline } from '../src/pipeline.ts';
 
-const RETRY_ENV = { TRAWL_FETCH_RETRY_DELAYS_MS: '300,600,900', TRAWL_FETCH_TIMEOUT_MS: '1500' };
+// A page that times out is retried, and a retried normal page fails the access-log check below: the
+// deadline must be far above any stall of a busy worker (an event loop held up on 2 cores), and the
+// slow trap far above the deadline, so that only the trap ever times out.
+const FETCH_TIMEOUT_MS = 5_000;
+const RETRY_ENV = { TRAWL_FETCH_RETRY_DELAYS_MS: '300,600,900', TRAWL_FETCH_TIMEOUT_MS: String(FETCH_TIMEOUT_MS) };
 
 let site: TestSite;
 let pipeline: Pipeline | undefined;
 
 beforeAll(async () => {
-  site = await createTestSite({ pages: 60, linksPerPage: 3, itemsPerPage: 2, traps: true, slowMs: 4_000 });
+  site = await createTestSite({ pages: 60, linksPerPage: 3, itemsPerPage: 2, traps: true, slowMs: 4 * FETCH_TIMEOUT_MS });
 });
 afterAll(async () => {
   await site?.close();
@@ -62,6 +66,28 @@ async function outcome(p: Pipeline, jobId: string): Promise<CrawlOutcome> {
   return { requested: of('FetchRequested'), fetched: of('PageFetched'), failed: of('PageFailed'), completed: of('JobCompleted') };
 }
 
+/**
+ * Waits until `members` workers share the fetch partitions in a settled group. A worker joining
+ * mid-crawl moves partitions, and the new owner redoes what the old one had not committed: behind a
+ * fetch of the slow trap (in flight for the whole fetch timeout), that is every page after it — the
+ * at-least-once duplicates the access-log check below would count as repeats.
+ */
+async function workersJoined(p: Pipeline, members: number): Promise<void> {
+  const admin = p.kafka.admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const { groups } = await admin.describeGroups([`${p.prefix}trawl-worker`]);
+      if (groups[0]?.state === 'Stable' && groups[0].members.length === members) return;
+      if (Date.now() > deadline) throw new Error(`worker group never settled with ${members} members: ${JSON.stringify(groups[0]?.state)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 const completedOnce = (p: Pipeline, jobId: string) =>
   p.waitFor((events) => events.some((e) => e.event.name === 'JobCompleted' && (e.event.value as JobCompleted).job_id === jobId), 120_000, `JobCompleted of ${jobId}`);
 
@@ -90,6 +116,7 @@ describe('crawl pipeline', () => {
     pipeline.spawn('frontier');
     pipeline.spawn('worker');
     pipeline.spawn('worker');
+    await workersJoined(pipeline, 2);
     const jobId = await dispatch(pipeline, 3);
     await completedOnce(pipeline, jobId);
     const o = await outcome(pipeline, jobId);

@@ -225,7 +225,9 @@ describe('chaos: processes killed mid-crawl', () => {
     let ws = await connectRetrying(60_000);
     await sleep(2_000); // the live group starts at "latest" a moment after joining
 
-    const jobId = await dispatchJob(p, site, { userId: 'chaos-user', hostDelayMs: 400, hostConcurrency: 1 });
+    // One page a second (~60 s for the site's ~60 fetches): after the kill at page 5 there are ~50 s of
+    // crawl left, room for a new API to boot and its feed to go live on however slow a machine.
+    const jobId = await dispatchJob(p, site, { userId: 'chaos-user', hostDelayMs: 1_000, hostConcurrency: 1 });
     const feed = (conn?: number) => received.filter((r) => r.msg.type === 'event' && r.msg.job_id === jobId && (conn === undefined || r.connection === conn)).map((r) => r.msg);
     await expect.poll(() => feed(1).filter((m) => m.event === 'PageFetched').length, { timeout: 120_000, interval: 100 }).toBeGreaterThanOrEqual(5);
 
