@@ -34,7 +34,9 @@ describe('fact rows', () => {
 
   it('tags the pages of a batch with the user its job events name', () => {
     const users = new UserMemory(2);
-    const batch = tsvBatch([at('PageFetched', samples.PageFetched, 1n), at('CrawlRequested', { ...samples.CrawlRequested, user_id: 'bob' }, 2n)], users);
+    const events = [at('PageFetched', samples.PageFetched, 1n), at('CrawlRequested', { ...samples.CrawlRequested, user_id: 'bob' }, 2n)];
+    users.learn(events);
+    const batch = tsvBatch(events, users);
     expect(batch.rows).toEqual({ job_events: 1, page_fetches: 1, items: 0 });
     expect(batch.bodies.page_fetches.split('\t')[3]).toBe('bob');
   });

@@ -1,6 +1,6 @@
 /**
- * Turns a batch of positioned events into one TabSeparated body per fact table. Job events are
- * read first so the batch's page facts can carry their job's user.
+ * Turns a batch of positioned events into one TabSeparated body per fact table; page facts carry
+ * their job's user when the memory knows it.
  */
 import { FACT_TABLES, factRow, userOfEvent, type FactTable, type PositionedEvent } from './fact-rows.ts';
 
@@ -31,8 +31,8 @@ export interface TsvBatch {
   readonly rows: Readonly<Record<FactTable, number>>;
 }
 
+/** `users` must already know the batch's own job events (UserMemory.learn, done once per batch by writeFacts). */
 export function tsvBatch(events: readonly PositionedEvent[], users: UserMemory): TsvBatch {
-  users.learn(events);
   const parts: Record<FactTable, string[]> = { job_events: [], page_fetches: [], items: [] };
   for (const e of events) {
     const row = factRow(e, users.get);

@@ -10,8 +10,8 @@ import type { FactTable, PositionedEvent } from '../model/fact-rows.ts';
 
 export const positionKey = (partition: number, offset: bigint): string => `${partition}:${offset}`;
 
-/** Of the given positions of one table, those already stored (a primary-key range read per partition). */
-export async function storedPositions(ch: ClickHouse, table: FactTable, events: readonly Pick<PositionedEvent, 'partition' | 'offset'>[], database: string = ch.database): Promise<Set<string>> {
+/** The WHERE clause of a primary-key range read: per partition, from `before` offsets under the lowest given to the highest. */
+function rangesWhere(events: readonly Pick<PositionedEvent, 'partition' | 'offset'>[], before = 0n): string {
   const ranges = new Map<number, { lo: bigint; hi: bigint }>();
   for (const e of events) {
     const r = ranges.get(e.partition);
@@ -21,43 +21,44 @@ export async function storedPositions(ch: ClickHouse, table: FactTable, events: 
       if (e.offset > r.hi) r.hi = e.offset;
     }
   }
-  if (ranges.size === 0) return new Set();
-  const where = [...ranges].map(([p, r]) => `(_partition = ${uint(p)} AND _offset BETWEEN ${uint(r.lo)} AND ${uint(r.hi)})`).join(' OR ');
-  const rows = await ch.rows<{ p: number; o: string }>(`SELECT _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} WHERE ${where}`);
+  return [...ranges].map(([p, r]) => `(_partition = ${uint(p)} AND _offset BETWEEN ${uint(r.lo > before ? r.lo - before : 0n)} AND ${uint(r.hi)})`).join(' OR ');
+}
+
+/** Of the given positions of one table, those already stored (a primary-key range read per partition). */
+export async function storedPositions(ch: ClickHouse, table: FactTable, events: readonly Pick<PositionedEvent, 'partition' | 'offset'>[], database: string = ch.database): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const rows = await ch.rows<{ p: number; o: string }>(`SELECT _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} WHERE ${rangesWhere(events)}`);
   return new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o))));
 }
 
+export interface StoredCopies {
+  /** Positions of the given events already stored (a redelivery, or a retried insert that landed). */
+  readonly positions: Set<string>;
+  /** Event ids of the given events stored anywhere in the window. */
+  readonly ids: Set<string>;
+}
+
 /**
- * Of the given events of one table, the event ids already stored in the same partition at most
- * `window` offsets before the earliest of them (or anywhere up to the latest): one primary-key
- * range read per partition, filtered by id, in one query. This recognises an event written again
- * at a new position (a worker that fetched a page again after a crash re-emits its deterministic
- * event id) as well as a message delivered again at its old position.
+ * What is stored of the given events of one table, by position and by event id, in one read: rows
+ * of the same partitions from `window` offsets before the earliest of them up to the latest,
+ * filtered by the events' ids. The ids also recognise an event written again at a new position (a
+ * worker that fetched a page again after a crash re-emits its deterministic event id).
  */
-export async function storedEventIds(
+export async function storedCopies(
   ch: ClickHouse,
   table: FactTable,
   events: readonly Pick<PositionedEvent, 'partition' | 'offset' | 'value'>[],
   window: bigint,
   database: string = ch.database,
-): Promise<Set<string>> {
-  if (events.length === 0) return new Set();
-  const ranges = new Map<number, { lo: bigint; hi: bigint }>();
-  const ids = new Set<string>();
-  for (const e of events) {
-    ids.add((e.value as { event_id: string }).event_id);
-    const r = ranges.get(e.partition);
-    if (!r) ranges.set(e.partition, { lo: e.offset, hi: e.offset });
-    else {
-      if (e.offset < r.lo) r.lo = e.offset;
-      if (e.offset > r.hi) r.hi = e.offset;
-    }
-  }
-  const where = [...ranges].map(([p, r]) => `(_partition = ${uint(p)} AND _offset BETWEEN ${uint(r.lo > window ? r.lo - window : 0n)} AND ${uint(r.hi)})`).join(' OR ');
-  const sql = `SELECT DISTINCT event_id AS id FROM ${ident(database)}.${ident(table)} WHERE (${where}) AND event_id IN (${[...ids].map(quote).join(',')})`;
+): Promise<StoredCopies> {
+  if (events.length === 0) return { positions: new Set(), ids: new Set() };
+  const ids = new Set(events.map((e) => (e.value as { event_id: string }).event_id));
+  const sql =
+    `SELECT event_id AS id, _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} ` +
+    `WHERE (${rangesWhere(events, window)}) AND event_id IN (${[...ids].map(quote).join(',')})`;
   // A batch's ids can outgrow the default max_query_size (256 KiB).
-  const rows = await ch.rows<{ id: string }>(sql, { settings: { max_query_size: String(Math.max(262_144, sql.length * 2)) } });
-  return new Set(rows.map((r) => r.id));
+  const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { settings: { max_query_size: String(Math.max(262_144, sql.length * 2)) } });
+  return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), ids: new Set(rows.map((r) => r.id)) };
 }
 
 /** The next position per partition of one table: max(_offset) + 1 (where the projection stands). */

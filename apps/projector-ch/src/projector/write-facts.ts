@@ -15,7 +15,7 @@
 import type { ClickHouse } from '../clickhouse/http-client.ts';
 import { FACT_COLUMNS, FACT_TABLES, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { tableOf, tsvBatch, type UserMemory } from '../model/tsv-batch.ts';
-import { positionKey, storedEventIds, storedPositions } from './positions.ts';
+import { positionKey, storedCopies, storedPositions } from './positions.ts';
 
 /** Offsets of a partition within which a page event written again is recognised (~13 min of a 130 pages/s crawl on one partition). */
 export const DEDUPE_WINDOW = 100_000n;
@@ -49,14 +49,16 @@ export async function writeFacts(ch: ClickHouse, events: readonly PositionedEven
   let duplicates = 0;
   for (const [table, list] of byTable) {
     let keep = list;
-    if (options.skipStored) {
-      const stored = await storedPositions(ch, table, keep);
-      keep = keep.filter((e) => !stored.has(positionKey(e.partition, e.offset)));
-    }
-    if (table === 'page_fetches' && keep.length > 0) {
-      const first = await firstCopies(ch, table, keep, options.dedupeWindow ?? DEDUPE_WINDOW);
+    if (table === 'page_fetches') {
+      // One read answers both checks: positions stored, and event ids stored in the window.
+      const stored = await storedCopies(ch, table, list, options.dedupeWindow ?? DEDUPE_WINDOW);
+      if (options.skipStored) keep = keep.filter((e) => !stored.positions.has(positionKey(e.partition, e.offset)));
+      const first = firstCopies(keep, stored.ids);
       duplicates += keep.length - first.length;
       keep = first;
+    } else if (options.skipStored) {
+      const stored = await storedPositions(ch, table, keep);
+      keep = keep.filter((e) => !stored.has(positionKey(e.partition, e.offset)));
     }
     fresh.push(...keep);
   }
@@ -70,15 +72,13 @@ export async function writeFacts(ch: ClickHouse, events: readonly PositionedEven
   return { inserted, skipped: events.length - inserted - duplicates, duplicates };
 }
 
-/** The events whose id is neither stored within the window nor earlier in the list. */
-async function firstCopies(ch: ClickHouse, table: FactTable, events: readonly PositionedEvent[], window: bigint): Promise<PositionedEvent[]> {
-  const seen = await storedEventIds(ch, table, events, window);
-  const out: PositionedEvent[] = [];
-  for (const e of events) {
+/** The events whose id is neither among `stored` nor earlier in the list. */
+function firstCopies(events: readonly PositionedEvent[], stored: ReadonlySet<string>): PositionedEvent[] {
+  const seen = new Set(stored);
+  return events.filter((e) => {
     const id = (e.value as { event_id: string }).event_id;
-    if (seen.has(id)) continue;
+    if (seen.has(id)) return false;
     seen.add(id);
-    out.push(e);
-  }
-  return out;
+    return true;
+  });
 }
