@@ -5,7 +5,8 @@ import { repoRoot } from '@trawl/streams';
 import { startTcpProxy } from '@trawl/streams/testing';
 import { splitStatements } from '../src/schema/analytics-schema.ts';
 import { startChProjector, type ChProjector } from '../src/projector/live-projector.ts';
-import { writeFacts } from '../src/projector/write-facts.ts';
+import { DEDUPE_WINDOW, writeFacts } from '../src/projector/write-facts.ts';
+import { storedCopies } from '../src/projector/positions.ts';
 import { UserMemory } from '../src/model/tsv-batch.ts';
 import { analyticsChecksum } from '../src/queries/consistency.ts';
 import { errorKinds, itemsPerMinute, jobTotals, jobTotalsFromFacts, pagesPerMinute, retriesAndDeadLetters, statusMix } from '../src/queries/analytics.ts';
@@ -56,6 +57,13 @@ describe('projector-ch against the real stack', () => {
     for (const sql of splitStatements(readFileSync(join(repoRoot, 'infra/clickhouse/dashboards/analytics.sql'), 'utf8'))) {
       expect(Array.isArray(await h.ch.rows(sql))).toBe(true);
     }
+  });
+
+  it('checks a batch of 30,000 page events for stored copies in one read (long IN list)', async () => {
+    // 30,000 ids outgrow ClickHouse's default max_query_size and max_ast_elements.
+    const events = Array.from({ length: 30_000 }, (_, i) => ({ partition: 0, offset: BigInt(1_000_000 + i), value: { event_id: `absent-${h.id}-${i}` } }));
+    const stored = await storedCopies(h.ch, 'page_fetches', events as never, DEDUPE_WINDOW);
+    expect({ positions: stored.positions.size, ids: stored.ids.size }).toEqual({ positions: 0, ids: 0 });
   });
 
   it('changes nothing when every event is delivered again', async () => {

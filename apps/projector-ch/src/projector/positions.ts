@@ -56,8 +56,9 @@ export async function storedCopies(
   const sql =
     `SELECT event_id AS id, _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} ` +
     `WHERE (${rangesWhere(events, window)}) AND event_id IN (${[...ids].map(quote).join(',')})`;
-  // A batch's ids can outgrow the default max_query_size (256 KiB).
-  const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { settings: { max_query_size: String(Math.max(262_144, sql.length * 2)) } });
+  // A batch's ids can outgrow the defaults of max_query_size (256 KiB) and max_ast_elements (50,000).
+  const settings = { max_query_size: String(Math.max(262_144, sql.length * 2)), max_ast_elements: String(Math.max(50_000, ids.size * 2 + 1_000)) };
+  const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { settings });
   return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), ids: new Set(rows.map((r) => r.id)) };
 }
 
