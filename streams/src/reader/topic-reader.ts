@@ -6,6 +6,7 @@
 import type { Kafka, IHeaders } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { EventCodec, DecodedEvent } from '../registry/event-codec.ts';
+import { topicOffsets } from './log-positions.ts';
 
 export interface LoggedMessage {
   readonly topic: string;
@@ -28,7 +29,7 @@ export async function endOffsets(kafka: Kafka, topics: readonly string[]): Promi
   try {
     const ends = new Map<string, bigint>();
     for (const topic of topics) {
-      for (const p of await admin.fetchTopicOffsets(topic)) ends.set(`${topic}:${p.partition}`, BigInt(p.high));
+      for (const p of await topicOffsets(admin, topic)) ends.set(`${topic}:${p.partition}`, BigInt(p.high));
     }
     return ends;
   } finally {
