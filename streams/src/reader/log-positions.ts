@@ -13,7 +13,7 @@ export async function topicOffsets(admin: Admin, topic: string, patienceMs = 30_
   const until = Date.now() + patienceMs;
   for (;;) {
     try {
-      return await topicOffsets(admin, topic);
+      return await admin.fetchTopicOffsets(topic);
     } catch (err) {
       if ((err as { retriable?: boolean }).retriable !== true || Date.now() > until) throw err;
       await new Promise((r) => setTimeout(r, 250));
