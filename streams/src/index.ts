@@ -2,6 +2,7 @@ export * from './config/endpoints.ts';
 export * from './errors.ts';
 export * from './logger.ts';
 export * from './kafka/client.ts';
+export { kafkajsFastPaths } from './kafka/kafkajs.ts';
 export * from './topics/catalogue.ts';
 export * from './topics/provision.ts';
 export * from './registry/event-codec.ts';

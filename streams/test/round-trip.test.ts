@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigResourceTypes } from 'kafkajs';
 import { EVENT_NAMES, eventSchema, samples, type EventName } from '@trawl/schemas';
 import {
   EventCodec,
@@ -15,6 +14,7 @@ import {
   type ConsumedEvent,
   type TopicSpec,
 } from '@trawl/streams';
+import { ConfigResourceTypes } from '../src/kafka/kafkajs.ts';
 import { startTcpProxy, testId, waitFor } from '@trawl/streams/testing';
 import { emitSample, harness, type Harness } from './support.ts';
 

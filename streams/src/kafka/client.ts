@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import type { LogEntry } from 'kafkajs';
+import { Kafka, logLevel } from './kafkajs.ts';
 import type { Logger } from 'pino';
 import { endpoints, type Endpoints } from '../config/endpoints.ts';
 

@@ -7,7 +7,8 @@
  * topics; kafkajs's default round-robin assigner spreads topic-partitions without regard to
  * that (it happens to line up only when the member count divides the partition count).
  */
-import { AssignerProtocol, type PartitionAssigner } from 'kafkajs';
+import type { PartitionAssigner } from 'kafkajs';
+import { AssignerProtocol } from './kafkajs.ts';
 
 export const CO_PARTITIONED_ASSIGNER = 'TrawlCoPartitioned';
 

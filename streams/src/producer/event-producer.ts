@@ -20,7 +20,8 @@
  * every retry. Bounding the whole send below that limit keeps any partition's share under it.
  */
 import type { Kafka, Message, Producer, IHeaders } from 'kafkajs';
-import { CompressionTypes } from 'kafkajs';
+import { CompressionTypes } from '../kafka/kafkajs.ts';
+import { keyedPartitioner } from '../kafka/keyed-partitioner.ts';
 import type { EventMap, EventName } from '@trawl/schemas';
 import type { Logger } from 'pino';
 import { EventCodec } from '../registry/event-codec.ts';
@@ -116,6 +117,7 @@ export class EventProducer {
       idempotent: true,
       maxInFlightRequests: 5,
       allowAutoTopicCreation: false,
+      createPartitioner: keyedPartitioner(),
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 10_000 },
     });
   }

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
+import { kafkajsFastPaths } from '../kafka/kafkajs.ts';
 
 export interface Service {
   /** Stops gracefully; resolves when everything in flight is done and committed. */
@@ -36,7 +37,8 @@ export async function runService(
     fail(err, `${name} failed to start`);
     return;
   }
-  logger.info(`${name} started`);
+  const { active, reason } = kafkajsFastPaths;
+  logger.info({ kafkajsFastPaths: active ? 'on' : reason }, `${name} started`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,11 +1,7 @@
 import type { Admin, Kafka } from 'kafkajs';
-import kafkajs from 'kafkajs';
 import { topicCatalogue, type TopicSpec } from './catalogue.ts';
 import { ProvisioningError } from '../errors.ts';
-
-// kafkajs is CommonJS; Node's ESM loader (tsx, plain node) does not see ConfigResourceTypes among
-// its named exports (vitest's interop does, which hid this), so take it from the default export.
-const { ConfigResourceTypes } = kafkajs;
+import { ConfigResourceTypes } from '../kafka/kafkajs.ts';
 
 export interface ProvisionReport {
   readonly created: string[];

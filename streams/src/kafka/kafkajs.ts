@@ -1,0 +1,20 @@
+/**
+ * The one place in Trawl that loads kafkajs. It puts the fast paths in place first (see
+ * fast-paths/install-fast-paths.ts), which only works before kafkajs's modules load: everything
+ * else takes kafkajs's values from here, and only types straight from 'kafkajs' (eslint holds
+ * every package to that).
+ */
+import { createRequire } from 'node:module';
+import type * as KafkaJS from 'kafkajs';
+import { installFastPaths } from './fast-paths/install-fast-paths.ts';
+
+const require = createRequire(import.meta.url);
+
+/** Whether kafkajs runs with Trawl's fast paths, and if not, why. */
+export const kafkajsFastPaths = installFastPaths(require);
+
+const kafkajs = require('kafkajs') as typeof KafkaJS;
+
+export const Kafka: typeof KafkaJS.Kafka = kafkajs.Kafka;
+export type Kafka = KafkaJS.Kafka;
+export const { AssignerProtocol, CompressionTypes, ConfigResourceTypes, logLevel, Partitioners } = kafkajs;
