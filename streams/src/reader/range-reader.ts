@@ -59,9 +59,11 @@ export async function readRanges(options: ReadRangesOptions): Promise<ReadRanges
   let undecodable = 0;
   if (open.size === 0) return { events, undecodable };
 
-  // The sink runs behind the reader: `chain` is the work queued so far, `queued` its length.
+  // The sink runs behind the reader, one batch after another: `chain` is the work queued so far,
+  // `queued` the completions of the batches not yet written. The reader waits only for the oldest
+  // one, so reading and decoding the next batch overlaps the writing of the previous ones.
   let chain: Promise<void> = Promise.resolve();
-  let queued = 0;
+  const queued: Promise<void>[] = [];
   let sinkError: unknown;
   let fail: (err: unknown) => void = () => {};
   let pending: RangeEvent[] = [];
@@ -69,18 +71,16 @@ export async function readRanges(options: ReadRangesOptions): Promise<ReadRanges
     if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    queued++;
     chain = chain.then(async () => {
       try {
         if (sinkError === undefined) await onBatch(batch);
       } catch (err) {
         sinkError ??= err;
         fail(err);
-      } finally {
-        queued--;
       }
     });
-    if (queued >= maxQueuedBatches) await chain;
+    queued.push(chain);
+    while (queued.length >= maxQueuedBatches) await queued.shift();
   };
 
   const consumer = kafka.consumer({
@@ -113,12 +113,17 @@ export async function readRanges(options: ReadRangesOptions): Promise<ReadRanges
             const key = rangeKey(batch.topic, batch.partition);
             const range = open.get(key);
             if (!range || sinkError !== undefined) return;
+            // The fetch position moves once per batch (kafkajs parses the offset into a Long on every call).
+            let resolved: string | undefined;
+            const markFetched = () => {
+              if (resolved !== undefined) resolveOffset(resolved);
+            };
             for (const m of batch.messages) {
               const offset = BigInt(m.offset);
               if (offset < range.from) continue;
               if (offset >= range.to) break;
               try {
-                const decoded = await codec.decode(m.value);
+                const decoded = codec.decodeKnown(m.value) ?? (await codec.decode(m.value));
                 pending.push({ topic: batch.topic, partition: batch.partition, offset, name: decoded.name, value: decoded.value });
                 events++;
               } catch (err) {
@@ -126,12 +131,14 @@ export async function readRanges(options: ReadRangesOptions): Promise<ReadRanges
                 undecodable++;
                 options.onUndecodable?.({ topic: batch.topic, partition: batch.partition, offset }, err);
               }
-              resolveOffset(m.offset);
+              resolved = m.offset;
               if (pending.length >= batchSize) {
+                markFetched();
                 await ship();
                 await heartbeat();
               }
             }
+            markFetched();
             // Done once the range's last offset was seen, or skipped over (a gap in the log).
             if (BigInt(batch.lastOffset()) >= range.to - 1n) {
               open.delete(key);

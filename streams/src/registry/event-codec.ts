@@ -142,14 +142,24 @@ export class EventCodec {
    * (dead-letter it), SchemaRegistryError (retriable) when the registry cannot be reached.
    */
   async decode(buffer: Buffer | null): Promise<DecodedEvent> {
+    const known = this.decodeKnown(buffer);
+    if (known) return known;
+    const id = buffer!.readInt32BE(1);
+    this.readers.set(id, await this.typeFor(id));
+    return this.decodeKnown(buffer)!;
+  }
+
+  /**
+   * decode() without a promise, for readers of many messages a second: the event, or undefined
+   * when its schema has not been fetched yet (then call decode()). Throws as decode() does for
+   * bytes that can never be decoded.
+   */
+  decodeKnown(buffer: Buffer | null): DecodedEvent | undefined {
     if (!buffer || buffer.length < 5) throw new UndecodableMessageError(`message too short (${buffer?.length ?? 0} bytes)`);
     if (buffer.readUInt8(0) !== MAGIC_BYTE) throw new UndecodableMessageError(`bad magic byte ${buffer.readUInt8(0)}`);
     const id = buffer.readInt32BE(1);
-    let reader = this.readers.get(id);
-    if (!reader) {
-      reader = await this.typeFor(id);
-      this.readers.set(id, reader);
-    }
+    const reader = this.readers.get(id);
+    if (!reader) return undefined;
     const { name, type } = reader;
     try {
       const value = type.fromBuffer(buffer.subarray(5)) as EventMap[EventName];
