@@ -11,6 +11,7 @@ import type { EventProducer } from '../producer/event-producer.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
 import type { MetricsRegistry } from '../metrics/metrics-registry.ts';
 import type { ProjectionStats } from '../metrics/projection-metrics.ts';
+import { InvalidOptionError } from '../errors.ts';
 
 export interface ProjectedEventOf<N extends EventName> {
   readonly name: N;
@@ -61,6 +62,14 @@ export interface ProjectionOptions {
   readonly commitIntervalMs?: number;
   readonly sessionTimeoutMs?: number;
   readonly heartbeatIntervalMs?: number;
+  /**
+   * A fetch waits at the broker until it can return this many bytes, or maxWaitTimeMs has passed.
+   * Each batch is a transaction of about a dozen statements, so batches of a few events (what a
+   * steady flow gives with kafkajs's 1 byte) pay them per few events. Default
+   * TRAWL_PROJECTION_FETCH_MIN_BYTES, else 64 KiB.
+   */
+  readonly fetchMinBytes?: number;
+  /** The longest a fetch waits for fetchMinBytes: the added latency when events trickle. Default TRAWL_PROJECTION_FETCH_MAX_WAIT_MS, else 200. */
   readonly maxWaitTimeMs?: number;
   /** How long stop() waits for running transactions. Default 30 s; after it they are abandoned (rolled back). */
   readonly drainTimeoutMs?: number;
@@ -83,4 +92,20 @@ export interface Projection {
   stats(): ProjectionStats;
   /** Stops fetching, lets running transactions finish, commits to the group, leaves it. */
   stop(): Promise<void>;
+}
+
+/** A projection's fetch settings: the options, else the environment, else the defaults. */
+export function projectionFetchSettings(
+  o: Pick<ProjectionOptions, 'fetchMinBytes' | 'maxWaitTimeMs'>,
+  env: NodeJS.ProcessEnv = process.env,
+): { readonly minBytes: number; readonly maxWaitTimeInMs: number } {
+  const pick = (name: string, option: number | undefined, envName: string, fallback: number): number => {
+    const raw = option ?? (env[envName] === undefined || env[envName] === '' ? fallback : Number(env[envName]));
+    if (!Number.isInteger(raw) || raw < 1) throw new InvalidOptionError(`${name} must be a positive integer (${option === undefined ? envName : name}: ${String(option ?? env[envName])})`);
+    return raw;
+  };
+  return {
+    minBytes: pick('fetchMinBytes', o.fetchMinBytes, 'TRAWL_PROJECTION_FETCH_MIN_BYTES', 64 * 1024),
+    maxWaitTimeInMs: pick('maxWaitTimeMs', o.maxWaitTimeMs, 'TRAWL_PROJECTION_FETCH_MAX_WAIT_MS', 200),
+  };
 }

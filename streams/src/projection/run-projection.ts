@@ -48,7 +48,7 @@ import { ProjectionMetrics, type ProjectionStats } from '../metrics/projection-m
 import { startStatsLog } from '../metrics/stats-log.ts';
 import { ensureOffsetsTable, loadOffset, lockOffset, saveOffset } from './offset-store.ts';
 import { inTransaction } from './pg-transaction.ts';
-import type { Projection, ProjectedEvent, ProjectionOptions } from './projection-options.ts';
+import { projectionFetchSettings, type Projection, type ProjectedEvent, type ProjectionOptions } from './projection-options.ts';
 
 export type { ApplyEvents, Projection, ProjectedEvent, ProjectedEventOf, ProjectionOptions } from './projection-options.ts';
 
@@ -142,7 +142,7 @@ class PostgresProjection implements Projection {
       groupId: this.groupId,
       sessionTimeout: this.o.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: this.o.heartbeatIntervalMs ?? 3_000,
-      maxWaitTimeInMs: this.o.maxWaitTimeMs ?? 500,
+      ...projectionFetchSettings(this.o),
       maxBytesPerPartition: this.o.maxBytesPerPartition ?? 1024 * 1024,
       allowAutoTopicCreation: false,
       ...(this.o.partitionAssigners ? { partitionAssigners: [...this.o.partitionAssigners] } : {}),
