@@ -5,8 +5,9 @@
  * same events when they are compared.
  *
  * It joins no real consumer group (a throw-away group id, nothing committed). Fetching and
- * applying overlap: while the sink writes one batch, the next one is read and decoded, with at
- * most `maxQueuedBatches` waiting, so memory stays bounded whatever the range.
+ * applying overlap: while the sink writes one batch, the next one is read and decoded; at most
+ * `maxQueuedBatches` batches are held (those handed to the sink and the one being read), so memory
+ * stays bounded whatever the range.
  */
 import { randomUUID } from 'node:crypto';
 import { UndecodableMessageError } from '../errors.ts';
@@ -39,6 +40,7 @@ export interface ReadRangesOptions {
   readonly onBatch: (events: RangeEvent[]) => Promise<void>;
   /** Events per onBatch call (the last one may be smaller). */
   readonly batchSize?: number;
+  /** Batches held at once: handed to onBatch and not yet written, plus the one being read. Default 2. */
   readonly maxQueuedBatches?: number;
   /** Called for each message that cannot be decoded (the live consumer dead-lettered it). */
   readonly onUndecodable?: (where: { topic: string; partition: number; offset: bigint }, err: UndecodableMessageError) => void;
