@@ -61,6 +61,10 @@ async function inProcessApply(url: string): Promise<{ events: number; seconds: n
 }
 
 const TARGET = 100_000;
+/** Events per insert (`--batch-size N`); replayCh's default is 50,000. */
+const batchArg = process.argv.indexOf('--batch-size');
+const BATCH_SIZE = batchArg > 0 ? Number(process.argv[batchArg + 1]) : 50_000;
+if (!Number.isInteger(BATCH_SIZE) || BATCH_SIZE < 1) throw new Error('--batch-size wants a positive integer');
 const logger = createLogger('bench-replay-ch');
 logger.level = 'warn';
 const kafka = createKafka({ clientId: 'bench-replay-ch', logger });
@@ -78,7 +82,7 @@ const server = clickhouseCpu();
 try {
   let last = 0;
   const report = await replayCh({
-    clickhouseUrl: ep.clickhouseUrl, database, databaseUrl: null, kafka, codec, logger, topics: BENCH_TOPICS, batchSize: 50_000,
+    clickhouseUrl: ep.clickhouseUrl, database, databaseUrl: null, kafka, codec, logger, topics: BENCH_TOPICS, batchSize: BATCH_SIZE,
     progress: (p) => {
       if (p.phase !== 'catch-up' || Date.now() - last > 5000) {
         last = Date.now();
