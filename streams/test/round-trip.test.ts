@@ -63,6 +63,22 @@ describe('events through Kafka and the registry', () => {
     }
   });
 
+  it('decodes only the fields a codec was made to keep, from the registry’s writer schemas', async () => {
+    const codec = new EventCodec(undefined, { fields: { PageFetched: ['event_id', 'url', 'render_mode', 'occurred_at'], ItemExtracted: ['item_key'] } });
+    const events = await readEvents(h.kafka, codec, [topic]);
+    expect(events).toHaveLength(EVENT_NAMES.length);
+    for (const { event } of events) {
+      if (event.name === 'PageFetched') {
+        const { event_id, url, render_mode, occurred_at } = samples.PageFetched;
+        expect(event.value).toEqual({ event_id, url, render_mode, occurred_at });
+      } else if (event.name === 'ItemExtracted') {
+        expect(event.value).toEqual({ item_key: samples.ItemExtracted.item_key });
+      } else {
+        expect(event.value, event.name).toEqual(samples[event.name]);
+      }
+    }
+  });
+
   it('writes magic byte 0 and the schema id the registry lists for the subject', async () => {
     const messages = await readTopics(h.kafka, [topic]);
     expect(messages).toHaveLength(EVENT_NAMES.length);

@@ -82,7 +82,7 @@ const server = clickhouseCpu();
 try {
   let last = 0;
   const report = await replayCh({
-    clickhouseUrl: ep.clickhouseUrl, database, databaseUrl: null, kafka, codec, logger, topics: BENCH_TOPICS, batchSize: BATCH_SIZE,
+    clickhouseUrl: ep.clickhouseUrl, database, databaseUrl: null, kafka, logger, topics: BENCH_TOPICS, batchSize: BATCH_SIZE,
     progress: (p) => {
       if (p.phase !== 'catch-up' || Date.now() - last > 5000) {
         last = Date.now();

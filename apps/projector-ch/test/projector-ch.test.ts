@@ -34,7 +34,7 @@ describe('projector-ch against the real stack', () => {
   let projector: ChProjector | undefined;
   const start = (clickhouseUrl = h.clickhouseUrl) =>
     startChProjector({
-      clickhouseUrl, database: h.ch.database, databaseUrl: h.pg.url, kafka: h.kafka, codec: h.codec, logger: h.logger,
+      clickhouseUrl, database: h.ch.database, databaseUrl: h.pg.url, kafka: h.kafka, logger: h.logger,
       topics: h.topics, groupId: `projector-ch-${h.id}`, maxRows: 2000, maxDelayMs: 200, statsLogIntervalMs: 0,
     });
 

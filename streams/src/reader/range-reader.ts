@@ -87,8 +87,12 @@ export async function readRanges(options: ReadRangesOptions): Promise<ReadRanges
 
   const consumer = kafka.consumer({
     groupId: `trawl-replay-${randomUUID()}`,
-    maxBytes: 64 * 1024 * 1024,
-    maxBytesPerPartition: 16 * 1024 * 1024,
+    // Small fetches: kafkajs decodes a whole response into message objects before the first is
+    // handed over, and what is decoded lives until processed — through the young generation's
+    // collections, which copy every survivor. 4 MiB / 1 MiB replayed ClickHouse ~1.2x faster
+    // than 64 / 16 MiB (issue 6, side by side), with less CPU.
+    maxBytes: 4 * 1024 * 1024,
+    maxBytesPerPartition: 1024 * 1024,
     maxWaitTimeInMs: 200,
     sessionTimeout: 60_000,
   });

@@ -7,10 +7,11 @@
  * a registry outage only stops what has never been seen before.
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import type { Type } from 'avsc';
+import type { Resolver, Type } from 'avsc';
 import { avroTypeOptions, eventSchema, fullName, isEventName, type EventMap, type EventName } from '@trawl/schemas';
 import { SchemaRegistryError, UndecodableMessageError } from '../errors.ts';
 import { endpoints } from '../config/endpoints.ts';
+import { projectedReader } from './projected-reader.ts';
 
 export const MAGIC_BYTE = 0;
 
@@ -18,6 +19,20 @@ export interface DecodedEvent<N extends EventName = EventName> {
   readonly name: N;
   readonly value: EventMap[N];
   readonly schemaId: number;
+}
+
+/**
+ * The fields a reader keeps of the events it names; the other fields are skipped in the bytes,
+ * never built (Avro schema resolution). Events not named are decoded whole.
+ */
+export type EventFields = { readonly [N in EventName]?: readonly (keyof EventMap[N] & string)[] };
+
+export interface EventCodecOptions {
+  /**
+   * Decode only these fields of these events. The values then hold only them, whatever their
+   * TypeScript type says: for a consumer that reads nothing else (the analytics projector).
+   */
+  readonly fields?: EventFields;
 }
 
 export function subjectFor(topic: string, name: EventName): string {
@@ -38,9 +53,11 @@ export class EventCodec {
    * promises costs more than the Avro encoding itself at tens of thousands of events a second.
    */
   private readonly writers = new Map<string, { readonly id: number; readonly type: Type }>();
-  private readonly readers = new Map<number, { readonly name: EventName; readonly type: Type }>();
+  private readonly readers = new Map<number, { readonly name: EventName; readonly type: Type; readonly resolver?: Resolver }>();
+  private readonly fields: EventFields;
 
-  constructor(registryUrl: string = endpoints().schemaRegistryUrl) {
+  constructor(registryUrl: string = endpoints().schemaRegistryUrl, options: EventCodecOptions = {}) {
+    this.fields = options.fields ?? {};
     this.registry = new SchemaRegistry(
       { host: registryUrl, retry: { retries: 3, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 } },
       { [SchemaType.AVRO]: { ...avroTypeOptions } },
@@ -145,7 +162,9 @@ export class EventCodec {
     const known = this.decodeKnown(buffer);
     if (known) return known;
     const id = buffer!.readInt32BE(1);
-    this.readers.set(id, await this.typeFor(id));
+    const { name, type } = await this.typeFor(id);
+    const keep = this.fields[name];
+    this.readers.set(id, keep ? { name, ...projectedReader(type, keep) } : { name, type });
     return this.decodeKnown(buffer)!;
   }
 
@@ -160,9 +179,9 @@ export class EventCodec {
     const id = buffer.readInt32BE(1);
     const reader = this.readers.get(id);
     if (!reader) return undefined;
-    const { name, type } = reader;
+    const { name, type, resolver } = reader;
     try {
-      const value = type.fromBuffer(buffer.subarray(5)) as EventMap[EventName];
+      const value = type.fromBuffer(buffer.subarray(5), resolver) as EventMap[EventName];
       return { name, value, schemaId: id };
     } catch (err) {
       throw new UndecodableMessageError(`corrupt ${name} body (schema id ${id}): ${(err as Error).message}`, { cause: err });

@@ -4,7 +4,7 @@
  * one table, which is what the projector's "already stored?" check relies on.
  */
 import type { EventMap } from '@trawl/schemas';
-import type { DecodedEvent } from '@trawl/streams';
+import { EventCodec, type DecodedEvent, type EventFields } from '@trawl/streams';
 import { tsvDateTime, tsvField } from '../clickhouse/sql-text.ts';
 
 export type FactTable = 'page_fetches' | 'items' | 'job_events';
@@ -16,6 +16,22 @@ export const FACT_COLUMNS: Readonly<Record<FactTable, readonly string[]>> = {
   items: ['event_id', 'job_id', 'fetch_id', 'item_key', 'host', 'url', 'ts', '_partition', '_offset'],
   job_events: ['event_id', 'job_id', 'event', 'user_id', 'outcome', 'error_code', 'pages_fetched', 'pages_failed', 'items_extracted', 'ts', '_partition', '_offset'],
 };
+
+/**
+ * The fields the page and item facts are made of. The analytics decode nothing else of these
+ * events (a page's links, an item's fields are skipped in the bytes): `factRow` reads only these.
+ * Job events are few and decoded whole.
+ */
+export const FACT_FIELDS: EventFields = {
+  PageFetched: ['event_id', 'occurred_at', 'job_id', 'fetch_id', 'url', 'status', 'bytes', 'fetch_ms', 'render_mode', 'depth', 'item_count', 'attempt'],
+  PageFailed: ['event_id', 'occurred_at', 'job_id', 'fetch_id', 'url', 'status', 'render_mode', 'depth', 'error_code', 'attempts'],
+  ItemExtracted: ['event_id', 'occurred_at', 'job_id', 'fetch_id', 'item_key', 'url'],
+};
+
+/** The codec the projector and its replay decode with: FACT_FIELDS only. */
+export function analyticsCodec(registryUrl?: string): EventCodec {
+  return new EventCodec(registryUrl, { fields: FACT_FIELDS });
+}
 
 /** An event with its place in the log. */
 export interface PositionedEvent {

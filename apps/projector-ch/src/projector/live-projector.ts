@@ -16,6 +16,7 @@ import { checkDatabaseName } from '../clickhouse/sql-text.ts';
 import { setupAnalytics } from '../schema/analytics-schema.ts';
 import { DEFAULT_TOPICS, topicList, type ProjectedTopics } from '../topics.ts';
 import { projectionName } from '../version.ts';
+import { analyticsCodec } from '../model/fact-rows.ts';
 import { ProjectorChError, type ProjectionSupersededError } from '../errors.ts';
 import { Flusher, type FlusherStats } from './flusher.ts';
 import { NO_SWAP_LOCK, PgSwapLock, type SwapLock } from './swap-lock.ts';
@@ -28,6 +29,7 @@ export interface ChProjectorOptions {
   /** Postgres for the swap lock; `null` runs without one (no replay while this runs). */
   readonly databaseUrl?: string | null;
   readonly kafka?: Kafka;
+  /** Default: `analyticsCodec()`, which decodes only the fields the facts keep. */
   readonly codec?: EventCodec;
   readonly logger: Logger;
   readonly topics?: ProjectedTopics;
@@ -80,7 +82,7 @@ export async function startChProjector(o: ChProjectorOptions): Promise<ChProject
       groupId: o.groupId ?? consumerGroup(`trawl-projection-${projectionName()}`),
       topics: topicList(o.topics ?? DEFAULT_TOPICS),
       ...(o.kafka ? { kafka: o.kafka } : {}),
-      ...(o.codec ? { codec: o.codec } : {}),
+      codec: o.codec ?? analyticsCodec(),
       logger: o.logger,
       // Handlers only wait for their flush: many may wait at once, so batches can fill.
       concurrency: maxRows,

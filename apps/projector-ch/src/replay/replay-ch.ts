@@ -15,13 +15,14 @@
  * feeds the shadow rollups through their views too, and the log is read from there on.
  */
 import pg from 'pg';
-import { Backoff, createKafka, createLogger, endpoints, EventCodec, sleep, type Logger } from '@trawl/streams';
+import { Backoff, createKafka, createLogger, endpoints, sleep, type EventCodec, type Logger } from '@trawl/streams';
 import { ClickHouse } from '../clickhouse/http-client.ts';
 import { checkDatabaseName, ident, quote, uint } from '../clickhouse/sql-text.ts';
 import { applySchema, createDatabase, databaseExists, recordVersion, storedVersion, tableNames, viewStatements } from '../schema/analytics-schema.ts';
-import type { FactTable, PositionedEvent } from '../model/fact-rows.ts';
+import { analyticsCodec, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';
-import { writeFacts } from '../projector/write-facts.ts';
+import { DEDUPE_WINDOW, writeFacts } from '../projector/write-facts.ts';
+import { PageIdMemory } from '../projector/page-id-memory.ts';
 import { nextPositions } from '../projector/positions.ts';
 import { CH_REPLAY_LOCK, CH_SWAP_LOCK } from '../projector/swap-lock.ts';
 import { analyticsChecksum, checksumDifferences, type AnalyticsChecksum } from '../queries/consistency.ts';
@@ -42,6 +43,7 @@ export interface ReplayChOptions {
   /** Postgres for the replay and swap locks; `null` when no live projector runs (no coordination). */
   readonly databaseUrl?: string | null;
   readonly kafka?: Kafka;
+  /** Default: `analyticsCodec()`, which decodes only the fields the facts keep. */
   readonly codec?: EventCodec;
   readonly logger?: Logger;
   readonly topics?: ProjectedTopics;
@@ -90,7 +92,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
   const database = checkDatabaseName(options.database ?? ep.clickhouseDatabase);
   const ch = new ClickHouse({ url: options.clickhouseUrl ?? ep.clickhouseUrl, database, timeoutMs: 300_000 });
   const kafka = options.kafka ?? createKafka({ clientId: 'trawl-replay-ch', logger });
-  const codec = options.codec ?? new EventCodec();
+  const codec = options.codec ?? analyticsCodec();
   const topics = options.topics ?? DEFAULT_TOPICS;
   const topicTables = TABLE_OF_TOPIC(topics);
   const topicNames = topicTables.map(([, topic]) => topic);
@@ -137,6 +139,13 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       }
       if (previous !== undefined) copied = await copyPrefix(ch, shadow, database, topicTables, positions);
     }
+    // The shadow's only writer is this replay, in offset order: it answers the page events' id
+    // check from memory (what it copied over, then what it writes) instead of a query per batch.
+    const pageIds = new PageIdMemory(DEDUPE_WINDOW);
+    if (copied > 0) {
+      const starts = new Map([...positions].filter(([k]) => k.slice(0, k.lastIndexOf(':')) === topics.pages).map(([k, o]) => [Number(k.slice(k.lastIndexOf(':') + 1)), o] as const));
+      await pageIds.load(shadow, 'page_fetches', starts);
+    }
 
     /** Where each partition's replay ends: the live tables' next positions, or the log's end when nothing is live. */
     const targets = async (): Promise<{ to: Map<string, bigint>; high: Map<string, bigint> }> => {
@@ -160,7 +169,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       const r = await readRanges({
         kafka, codec, ranges, batchSize, signal: options.signal,
         onBatch: async (events) => {
-          await writeWithRetry(shadow, events, users, logger);
+          await writeWithRetry(shadow, events, users, pageIds, logger);
           for (const e of events) {
             const k = rangeKey(e.topic, e.partition);
             if ((positions.get(k) ?? 0n) <= e.offset) positions.set(k, e.offset + 1n);
@@ -243,11 +252,11 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
  * The shadow is written without position checks (it starts empty and is written once per
  * position). A failed insert may still have landed, so its retries check positions first.
  */
-async function writeWithRetry(shadow: ClickHouse, events: PositionedEvent[], users: UserMemory, logger: Logger): Promise<void> {
+async function writeWithRetry(shadow: ClickHouse, events: PositionedEvent[], users: UserMemory, pageIds: PageIdMemory, logger: Logger): Promise<void> {
   const backoff = new Backoff({ initialMs: 200, maxMs: 5_000 });
   for (let attempt = 1; ; attempt++) {
     try {
-      await writeFacts(shadow, events, users, { skipStored: attempt > 1 });
+      await writeFacts(shadow, events, users, { skipStored: attempt > 1, pageIds });
       return;
     } catch (err) {
       if (!(err instanceof ProjectorChError) || !err.retriable || attempt >= 8) throw err;
