@@ -73,7 +73,7 @@ export class PageIdMemory {
     };
   }
 
-  /** Records ids as written (after their insert succeeded), in offset order per partition. */
+  /** Records ids as written (their rows go to the shadow before any row read after them), in offset order per partition. */
   add(partition: number, offset: bigint, id: string): void {
     const state = this.partition(partition);
     const at = Number(offset);

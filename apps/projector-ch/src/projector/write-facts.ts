@@ -16,7 +16,6 @@ import type { ClickHouse } from '../clickhouse/http-client.ts';
 import { FACT_COLUMNS, FACT_TABLES, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { tableOf, tsvBatch, type UserMemory } from '../model/tsv-batch.ts';
 import { positionKey, storedCopies, storedPositions } from './positions.ts';
-import type { PageIdMemory } from './page-id-memory.ts';
 
 /** Offsets of a partition within which a page event written again is recognised (~13 min of a 130 pages/s crawl on one partition). */
 export const DEDUPE_WINDOW = 100_000n;
@@ -25,11 +24,6 @@ export interface WriteOptions {
   /** Leave out the positions already stored. */
   readonly skipStored: boolean;
   readonly dedupeWindow?: bigint;
-  /**
-   * The page event ids this writer wrote, when it is its tables' only writer (a replay into its
-   * shadow): answers the id check without a query, and learns the batch once it is stored.
-   */
-  readonly pageIds?: PageIdMemory;
 }
 
 export interface WriteResult {
@@ -53,22 +47,9 @@ export async function writeFacts(ch: ClickHouse, events: readonly PositionedEven
   }
   const fresh: PositionedEvent[] = [];
   let duplicates = 0;
-  let learnAfterInsert = (): void => {};
   for (const [table, list] of byTable) {
     let keep = list;
-    if (table === 'page_fetches' && options.pageIds) {
-      const stored = options.skipStored ? await storedPositions(ch, table, keep) : undefined;
-      if (stored) keep = keep.filter((e) => !stored.has(positionKey(e.partition, e.offset)));
-      const storedIn = options.pageIds.storedIn(list);
-      const first = firstCopies(keep, storedIn);
-      duplicates += keep.length - first.length;
-      // Remembered once stored: the first copies, and what a failed try had stored after all.
-      const written = stored ? [...first, ...list.filter((e) => stored.has(positionKey(e.partition, e.offset)))] : first;
-      learnAfterInsert = () => {
-        for (const e of written) options.pageIds!.add(e.partition, e.offset, eventId(e));
-      };
-      keep = first;
-    } else if (table === 'page_fetches') {
+    if (table === 'page_fetches') {
       // One read answers both checks: positions stored, and event ids stored in the window.
       const stored = await storedCopies(ch, table, list, options.dedupeWindow ?? DEDUPE_WINDOW);
       if (options.skipStored) keep = keep.filter((e) => !stored.positions.has(positionKey(e.partition, e.offset)));
@@ -79,7 +60,7 @@ export async function writeFacts(ch: ClickHouse, events: readonly PositionedEven
       const stored = await storedPositions(ch, table, keep);
       keep = keep.filter((e) => !stored.has(positionKey(e.partition, e.offset)));
     }
-    fresh.push(...keep);
+    for (const e of keep) fresh.push(e); // not push(...keep): a large batch would outgrow the call stack
   }
   const batch = tsvBatch(fresh, users);
   let inserted = 0;
@@ -88,14 +69,13 @@ export async function writeFacts(ch: ClickHouse, events: readonly PositionedEven
     await ch.insertTsv(table, FACT_COLUMNS[table], batch.bodies[table]);
     inserted += batch.rows[table];
   }
-  learnAfterInsert();
   return { inserted, skipped: events.length - inserted - duplicates, duplicates };
 }
 
 const eventId = (e: PositionedEvent): string => (e.value as { event_id: string }).event_id;
 
 /** The events whose id is neither stored nor earlier in the list. */
-function firstCopies(events: readonly PositionedEvent[], stored: (id: string) => boolean): PositionedEvent[] {
+export function firstCopies(events: readonly PositionedEvent[], stored: (id: string) => boolean): PositionedEvent[] {
   const seen = new Set<string>();
   return events.filter((e) => {
     const id = eventId(e);

@@ -15,19 +15,20 @@
  * feeds the shadow rollups through their views too, and the log is read from there on.
  */
 import pg from 'pg';
-import { Backoff, createKafka, createLogger, endpoints, sleep, type EventCodec, type Logger } from '@trawl/streams';
+import { createKafka, createLogger, endpoints, type EventCodec, type Logger } from '@trawl/streams';
 import { ClickHouse } from '../clickhouse/http-client.ts';
 import { checkDatabaseName, ident, quote, uint } from '../clickhouse/sql-text.ts';
 import { applySchema, createDatabase, databaseExists, recordVersion, storedVersion, tableNames, viewStatements } from '../schema/analytics-schema.ts';
-import { analyticsCodec, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
+import { analyticsCodec, type FactTable } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';
-import { DEDUPE_WINDOW, writeFacts } from '../projector/write-facts.ts';
+import { DEDUPE_WINDOW } from '../projector/write-facts.ts';
+import { ShadowWriter } from './shadow-writer.ts';
 import { PageIdMemory } from '../projector/page-id-memory.ts';
 import { nextPositions } from '../projector/positions.ts';
 import { CH_REPLAY_LOCK, CH_SWAP_LOCK } from '../projector/swap-lock.ts';
 import { analyticsChecksum, checksumDifferences, type AnalyticsChecksum } from '../queries/consistency.ts';
 import { PROJECTION_VERSION, projectionName } from '../version.ts';
-import { ProjectionVersionMismatchError, ProjectorChError, ReplayInProgressError, ReplayOptionsError, ReplayVerificationError } from '../errors.ts';
+import { ProjectionVersionMismatchError, ReplayInProgressError, ReplayOptionsError, ReplayVerificationError } from '../errors.ts';
 import { DEFAULT_TOPICS, type ProjectedTopics } from '../topics.ts';
 import { readRanges, rangeKey, type PartitionRange } from '@trawl/streams';
 import { offsetsAt, watermarks } from '@trawl/streams';
@@ -75,6 +76,9 @@ export interface ReplayChReport {
   readonly verified: 'live' | 'no live tables' | 'version change' | 'disabled';
   readonly previousVersion: number | null;
 }
+
+/** Events read and turned into rows at a time (see ShadowWriter: few enough to die young). */
+const READ_CHUNK = 1_000;
 
 const TABLE_OF_TOPIC = (t: ProjectedTopics): [FactTable, string][] => [['job_events', t.jobs], ['page_fetches', t.pages], ['items', t.items]];
 
@@ -163,13 +167,13 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       return any ? { to, high } : { to: high, high };
     };
 
-    const users = new UserMemory();
+    const writer = new ShadowWriter({ shadow, users: new UserMemory(), pageIds, logger, eventsPerInsert: batchSize });
     let undecodable = 0;
     const read = async (ranges: PartitionRange[]): Promise<void> => {
       const r = await readRanges({
-        kafka, codec, ranges, batchSize, signal: options.signal,
+        kafka, codec, ranges, batchSize: READ_CHUNK, signal: options.signal,
         onBatch: async (events) => {
-          await writeWithRetry(shadow, events, users, pageIds, logger);
+          await writer.add(events);
           for (const e of events) {
             const k = rangeKey(e.topic, e.partition);
             if ((positions.get(k) ?? 0n) <= e.offset) positions.set(k, e.offset + 1n);
@@ -178,6 +182,8 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
         },
         onUndecodable: (where, err) => logger.warn({ ...where, offset: String(where.offset), err: err.message }, 'undecodable message skipped'),
       });
+      // Everything read is stored before the round's positions count.
+      await writer.flush();
       undecodable += r.undecodable;
     };
 
@@ -245,25 +251,6 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
     }
     await ch.close();
     await shadow.close();
-  }
-}
-
-/**
- * The shadow is written without position checks (it starts empty and is written once per
- * position). A failed insert may still have landed, so its retries check positions first.
- */
-async function writeWithRetry(shadow: ClickHouse, events: PositionedEvent[], users: UserMemory, pageIds: PageIdMemory, logger: Logger): Promise<void> {
-  const backoff = new Backoff({ initialMs: 200, maxMs: 5_000 });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await writeFacts(shadow, events, users, { skipStored: attempt > 1, pageIds });
-      return;
-    } catch (err) {
-      if (!(err instanceof ProjectorChError) || !err.retriable || attempt >= 8) throw err;
-      const delay = backoff.next();
-      logger.warn({ err, attempt, retryInMs: delay }, 'shadow insert failed; retrying with a position check');
-      await sleep(delay);
-    }
   }
 }
 
