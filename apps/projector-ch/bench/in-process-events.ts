@@ -1,8 +1,7 @@
 /**
  * The bench's in-process source: the same synthetic crawl as the bench topics, decoded events
- * with positions, generated in memory. It measures the projector's own path (rows, inserts,
- * views) without the Kafka client, whose fetch-and-decode on this machine caps end-to-end
- * replay well below the ClickHouse target (see README, "Benchmark").
+ * with positions, generated in memory. It measures the live projector's write path (checks,
+ * rows, inserts, views) without the Kafka client (see README, "Benchmark").
  */
 import { syntheticJob, decoded } from '@trawl/streams/testing';
 import type { PositionedEvent } from '../src/model/fact-rows.ts';

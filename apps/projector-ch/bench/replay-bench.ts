@@ -21,7 +21,8 @@ import { inProcessBatches } from './in-process-events.ts';
 import { clickhouseCpu } from './cpu-sampler.ts';
 
 /**
- * The projector's own path with the same events decoded in process (no Kafka client): rows,
+ * The live projector's write path (writeFacts: position and page-id checks as ClickHouse queries,
+ * events held per batch) with the same events decoded in process (no Kafka client): rows,
  * TabSeparated, inserts of 50k events with two in flight, the views. The events are generated
  * before the clock starts (their UUIDv5 ids cost more than projecting them) and held in memory,
  * whose garbage collection the figure does pay.
@@ -95,7 +96,7 @@ try {
   const nodeCpuSeconds = (cpu.user + cpu.system) / 1e6;
   // --replay-only: the end-to-end replay alone (side-by-side runs, profiles).
   const replayOnly = process.argv.includes('--replay-only');
-  if (!replayOnly) process.stderr.write('bench: the projector path alone, with the same events decoded in process\n');
+  if (!replayOnly) process.stderr.write('bench: the live projector\'s write path (writeFacts), with the same events decoded in process\n');
   const apply = replayOnly ? undefined : await inProcessApply(ep.clickhouseUrl);
   const result = {
     at: new Date().toISOString(),
@@ -110,15 +111,15 @@ try {
     clickhouseCpuSeconds,
     /** Events per second if the replay had the cores to itself; the busier side bounds it. An estimate, not a measurement. */
     cpuBoundEventsPerSecond: clickhouseCpuSeconds === null ? null : Math.round(report.events / Math.max(nodeCpuSeconds, clickhouseCpuSeconds)),
-    /** Without the Kafka client: what the projector's write path (rows, inserts, views) sustains. */
-    inProcessApply: apply ? { ...apply, meetsTarget: apply.eventsPerSecond >= TARGET } : 'not run (--replay-only)',
+    /** Without the Kafka client: what the live projector's write path (checks, rows, inserts, views) sustains. For comparison; the target is the replay's. */
+    inProcessApply: apply ?? 'not run (--replay-only)',
     rows: Object.fromEntries(['page_fetches', 'items', 'job_events'].map((t) => [t, report.checksum[t]?.rows])),
     generation: generated.producedNow > 0 ? { events: generated.producedNow, seconds: generated.produceSeconds, eventsPerSecond: Math.round(generated.producedNow / generated.produceSeconds) } : 'reused bench topics',
     what: 'replayCh end to end: Kafka fetch + Avro decode + TabSeparated rows + HTTP inserts of 50k events (materialised views fill the rollups) + consistency checksum + RENAME swap',
   };
   process.stderr.write(`\nreplay into ClickHouse from Kafka: ${result.events.toLocaleString('en-US')} events in ${result.seconds} s = ${result.eventsPerSecond.toLocaleString('en-US')} events/s (target ${TARGET.toLocaleString('en-US')}: ${result.meetsTarget ? 'met' : 'NOT met'}; load average ${result.machine.loadAverage1m} on ${result.machine.cpus} CPUs)\n`);
   process.stderr.write(`CPU: node ${result.replayNodeCpuSeconds} s (Kafka fetch + Avro decode + rows), ClickHouse ${clickhouseCpuSeconds ?? '?'} s => about ${result.cpuBoundEventsPerSecond?.toLocaleString('en-US') ?? '?'} events/s with dedicated cores\n`);
-  if (apply) process.stderr.write(`projector path alone (events decoded in process): ${apply.events.toLocaleString('en-US')} events in ${apply.seconds} s = ${apply.eventsPerSecond.toLocaleString('en-US')} events/s (target: ${apply.eventsPerSecond >= TARGET ? 'met' : 'NOT met'}); CPU: node ${apply.nodeCpuSeconds} s, ClickHouse ${apply.clickhouseCpuSeconds ?? '?'} s => about ${apply.cpuBoundEventsPerSecond?.toLocaleString('en-US') ?? '?'} events/s with dedicated cores\n`);
+  if (apply) process.stderr.write(`live projector's write path (events decoded in process): ${apply.events.toLocaleString('en-US')} events in ${apply.seconds} s = ${apply.eventsPerSecond.toLocaleString('en-US')} events/s; CPU: node ${apply.nodeCpuSeconds} s, ClickHouse ${apply.clickhouseCpuSeconds ?? '?'} s => about ${apply.cpuBoundEventsPerSecond?.toLocaleString('en-US') ?? '?'} events/s with dedicated cores\n`);
   const dir = join(repoRoot, 'bench-results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'replay.json');
