@@ -72,6 +72,11 @@ describe('replayCh against the real stack', () => {
     expect(phases).toEqual(expect.arrayContaining(['catch-up', 'swap', 'done']));
     expect(readErrors).toEqual([]);
     expect(reads).toBeGreaterThan(5);
+    // Page facts carry their job's user: the replay reads the job events before the pages.
+    const withUser = new Set((await h.events()).flatMap(({ event }) => ('user_id' in event.value && event.value.user_id ? [event.value.job_id] : [])));
+    const untagged = await h.ch.rows<{ job_id: string }>("SELECT DISTINCT job_id FROM page_fetches FINAL WHERE user_id = ''");
+    expect(withUser.size).toBeGreaterThan(0);
+    expect(untagged.filter((r) => withUser.has(r.job_id))).toEqual([]);
     const leftovers = await h.ch.rows<{ name: string }>(`SELECT name FROM system.databases WHERE startsWith(name, ${quote(`${h.ch.database}_`)})`);
     expect(leftovers).toEqual([]);
 

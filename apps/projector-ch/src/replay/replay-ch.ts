@@ -169,7 +169,14 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
 
     const writer = new ShadowWriter({ shadow, users: new UserMemory(), pageIds, logger, eventsPerInsert: batchSize });
     let undecodable = 0;
+    // Job events first, on their own: page facts carry their job's user, learnt from its job
+    // events, so those must be known before the pages are read (the topics would otherwise
+    // interleave as the fetches happen to return them). The jobs topic is small.
     const read = async (ranges: PartitionRange[]): Promise<void> => {
+      await readPass(ranges.filter((r) => r.topic === topics.jobs));
+      await readPass(ranges.filter((r) => r.topic !== topics.jobs));
+    };
+    const readPass = async (ranges: PartitionRange[]): Promise<void> => {
       const r = await readRanges({
         kafka, codec, ranges, batchSize: READ_CHUNK, signal: options.signal,
         onBatch: async (events) => {
