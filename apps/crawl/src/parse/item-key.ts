@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The stable key of an extracted item: SHA-256 of the page URL (the normalised requested URL), the
@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
  * the page gets a new key. A website with real ids should expose them as a field and dedupe on that.
  */
 export function itemKey(pageUrl: string, index: number, fields: Readonly<Record<string, string>>): string {
-  const h = createHash('sha256').update(pageUrl).update('\n').update(String(index));
-  for (const name of Object.keys(fields).sort()) h.update('\n').update(name).update('\u0000').update(fields[name]!);
-  return h.digest('hex').slice(0, 32);
+  // One string, one native call (a streaming Hash made ~15 per item).
+  let text = `${pageUrl}\n${index}`;
+  for (const name of Object.keys(fields).sort()) text += `\n${name}\u0000${fields[name]!}`;
+  return hash('sha256', text, 'hex').slice(0, 32);
 }

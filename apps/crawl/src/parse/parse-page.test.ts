@@ -147,6 +147,9 @@ describe('parsePage: items', () => {
     expect(new Set(a.map((i) => i.key)).size).toBe(a.length);
     expect(a[0]!.key).toMatch(/^[0-9a-f]{32}$/);
     expect(itemKey(url, 0, { a: '1', b: '2' })).toBe(itemKey(url, 0, { b: '2', a: '1' }));
+    // Keys are stored by both read models: values computed by the implementation this one replaced.
+    expect(itemKey('https://shop.example/p/1', 3, { title: 'Ünïcødé ✓ "x"', price: '12.50 EUR', a: '' })).toBe('f510c0a466538139e91e5d0bd6dfe559');
+    expect(itemKey('https://shop.example/p/1', 0, {})).toBe('b747c0f0e3a6b6923e33454facfbcdca');
     expect(itemKey(url, 0, { a: '1' })).not.toBe(itemKey(url, 1, { a: '1' }));
   });
 
