@@ -45,6 +45,9 @@ import { OwnedPartitions, type PartitionState } from './owned-partitions.ts';
 import { HeartbeatKeeper } from './heartbeat-keeper.ts';
 import { MessageProcessor, type IncomingMessage } from './message-processor.ts';
 
+/** How long a consumer with nothing left to do waits before committing what it finished (see commitWhenQuiet). */
+const QUIET_COMMIT_MS = 100;
+
 export type { EventConsumerOptions } from './consumer-options.ts';
 
 export interface ConsumerEnd {
@@ -88,6 +91,7 @@ class ParallelConsumer implements EventConsumer {
   private readonly processor: MessageProcessor;
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
+  private quietCommit: NodeJS.Timeout | undefined;
   private readonly heartbeats: HeartbeatKeeper;
   private readonly partitions: OwnedPartitions<IncomingMessage>;
   private consumer: Consumer | undefined;
@@ -264,7 +268,22 @@ class ParallelConsumer implements EventConsumer {
       this.maybeResume();
     }
     if (this.running === 0) this.idleWaiters.splice(0).forEach((wake) => wake());
+    if (this.buffered === 0) this.commitWhenQuiet();
     if (!this.stopping) this.pump();
+  }
+
+  /**
+   * Everything accepted is done. If it stays so for QUIET_COMMIT_MS, commit then rather than at
+   * the next tick, so the group's offsets (what lag monitors read) show a consumer that caught up
+   * as caught up. A steady flow is never quiet that long, so it adds no commits there.
+   */
+  private commitWhenQuiet(): void {
+    if (this.quietCommit || this.stopping) return;
+    this.quietCommit = setTimeout(() => {
+      this.quietCommit = undefined;
+      if (this.buffered === 0 && !this.stopping) this.committer.request();
+    }, QUIET_COMMIT_MS);
+    this.quietCommit.unref();
   }
 
   /** Resumes partitions paused for backpressure once their window and the buffer have room. */
@@ -361,6 +380,7 @@ class ParallelConsumer implements EventConsumer {
       await this.committer.flush();
     } finally {
       this.committer.stop();
+      if (this.quietCommit) clearTimeout(this.quietCommit);
       this.heartbeats.stop();
       this.stopStatsLog();
       this.pauses.clear();

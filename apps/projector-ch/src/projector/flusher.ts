@@ -1,6 +1,8 @@
 /**
  * Batches events for ClickHouse, which wants few large inserts rather than many small ones: a
- * flush happens when `maxRows` events wait or the oldest has waited `maxDelayMs`. Each event's
+ * flush happens when `maxRows` events wait, the oldest has waited `maxDelayMs`, or no event has
+ * arrived for `quietMs` (a burst is over — a crawl finished — so its analytics need not wait for
+ * the timer; a steady flow never goes quiet that long between fetches). Each event's
  * promise settles when the flush that carries it is stored, so the consumer commits an offset
  * only after its row is in ClickHouse.
  *
@@ -31,6 +33,8 @@ export interface FlusherOptions {
   readonly logger: Logger;
   readonly maxRows?: number;
   readonly maxDelayMs?: number;
+  /** Flush once no event arrived for this long. Default 200; 0: only `maxRows` and `maxDelayMs`. */
+  readonly quietMs?: number;
   readonly backoff?: { initialMs?: number; maxMs?: number };
   /** Called once when a replay swapped in a newer version: stop the service. */
   readonly onSuperseded?: (err: ProjectionSupersededError) => void;
@@ -56,11 +60,15 @@ export class Flusher {
   private superseded = false;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
+  private readonly quietMs: number;
+  private lastAddAt = 0;
+  private quietTimer: NodeJS.Timeout | undefined;
   private stats_ = { flushes: 0, inserted: 0, skipped: 0, duplicates: 0, failures: 0, lastError: null as string | null };
 
   constructor(private readonly o: FlusherOptions) {
     this.maxRows = o.maxRows ?? 20_000;
     this.maxDelayMs = o.maxDelayMs ?? 1_000;
+    this.quietMs = o.quietMs ?? 200;
   }
 
   /** Queues an event; resolves once it is stored (or was already). */
@@ -68,8 +76,23 @@ export class Flusher {
     return new Promise<void>((resolve) => {
       this.buffer.push({ event, resolve });
       if (this.buffer.length >= this.maxRows) this.kick();
-      else this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
+      else {
+        this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
+        if (this.quietMs > 0) {
+          this.lastAddAt = performance.now();
+          this.quietTimer ??= setTimeout(() => this.whenQuiet(), this.quietMs);
+        }
+      }
     });
+  }
+
+  /** One timer per quiet period, not per event: it looks at the time of the last add and waits on if need be. */
+  private whenQuiet(): void {
+    this.quietTimer = undefined;
+    if (this.buffer.length === 0) return;
+    const quietFor = performance.now() - this.lastAddAt;
+    if (quietFor >= this.quietMs) this.kick();
+    else this.quietTimer = setTimeout(() => this.whenQuiet(), this.quietMs - quietFor);
   }
 
   stats(): FlusherStats {
@@ -85,7 +108,11 @@ export class Flusher {
       this.flushing = undefined;
       // What queued meanwhile goes at once if it is a full batch, else on its own timer.
       if (this.buffer.length >= this.maxRows) this.kick();
-      else if (this.buffer.length > 0) this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
+      else if (this.buffer.length > 0) {
+        this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
+        // Gone quiet while this flush ran? Then what came meanwhile goes now.
+        if (this.quietMs > 0) this.quietTimer ??= setTimeout(() => this.whenQuiet(), 0);
+      }
     });
   }
 
@@ -138,6 +165,7 @@ export class Flusher {
   /** Stops retrying; events not stored stay unacknowledged and are delivered again later. */
   close(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.quietTimer) clearTimeout(this.quietTimer);
     this.abort.abort();
   }
 }

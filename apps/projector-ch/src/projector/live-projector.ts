@@ -36,6 +36,8 @@ export interface ChProjectorOptions {
   readonly groupId?: string;
   readonly maxRows?: number;
   readonly maxDelayMs?: number;
+  /** Flush once no event arrived for this long (Flusher). Default 200; 0 turns it off. */
+  readonly quietMs?: number;
   readonly onSuperseded?: (err: ProjectionSupersededError) => void;
   readonly statsLogIntervalMs?: number;
 }
@@ -72,6 +74,7 @@ export async function startChProjector(o: ChProjectorOptions): Promise<ChProject
     ch, lock, logger: o.logger,
     ...(o.maxRows ? { maxRows: o.maxRows } : {}),
     ...(o.maxDelayMs ? { maxDelayMs: o.maxDelayMs } : {}),
+    ...(o.quietMs !== undefined ? { quietMs: o.quietMs } : {}),
     ...(o.onSuperseded ? { onSuperseded: o.onSuperseded } : {}),
   });
   const maxRows = o.maxRows ?? 20_000;
