@@ -128,6 +128,15 @@ describe('events through Kafka and the registry', () => {
     }
   });
 
+  it('registers a new subject from several processes at once (the compatibility setting races)', async () => {
+    const schema = eventSchema('JobFailed');
+    for (let round = 0; round < 5; round++) {
+      const subject = `${topic}-race-${round}-dev.trawl.events.JobFailed`;
+      const ids = await Promise.all([new EventCodec(), new EventCodec(), new EventCodec()].map((c) => c.registerSchema(subject, schema)));
+      expect(new Set(ids).size, subject).toBe(1);
+    }
+  });
+
   it('refuses an incompatible schema change with a non-retriable SchemaRegistryError', async () => {
     const subject = subjectFor(topic, 'JobFailed');
     await h.codec.schemaId(topic, 'JobFailed');

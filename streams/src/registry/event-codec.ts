@@ -39,6 +39,8 @@ export function subjectFor(topic: string, name: EventName): string {
   return `${topic}-${fullName(name)}`;
 }
 
+const COMPATIBILITY_RULE_RACE = /rule named 'COMPATIBILITY' already exists/i;
+
 function statusOf(err: unknown): number | undefined {
   const status = (err as { status?: unknown } | null)?.status;
   return typeof status === 'number' ? status : undefined;
@@ -82,9 +84,17 @@ export class EventCodec {
    * unreachable registry a retriable one.
    */
   async registerSchema(subject: string, schema: unknown, label: string = subject): Promise<number> {
+    const register = () => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
     try {
-      const { id } = await this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
-      return id;
+      try {
+        return (await register()).id;
+      } catch (err) {
+        // Two processes registering a new subject at once both find it without a compatibility
+        // setting, register (idempotent) and then set it; Apicurio answers the second setting
+        // with 409 "A rule named 'COMPATIBILITY' already exists". Once more finds it set.
+        if (statusOf(err) !== 409 || !COMPATIBILITY_RULE_RACE.test((err as Error).message)) throw err;
+        return (await register()).id;
+      }
     } catch (err) {
       const status = statusOf(err);
       const refused = status === 409 || status === 422;
