@@ -30,6 +30,22 @@ class LandsThenFails extends ClickHouse {
   }
 }
 
+/** Real ClickHouse; the given inserts store only their first half of rows, then report a failure. */
+class HalfLandsThenFails extends ClickHouse {
+  failures = 0;
+  constructor(url: string, database: string, private readonly failing: Set<number>) {
+    super({ url, database });
+  }
+  private calls = 0;
+  override async insertTsv(table: string, columns: readonly string[], body: string): Promise<void> {
+    if (!this.failing.has(++this.calls)) return super.insertTsv(table, columns, body);
+    const lines = body.split('\n').filter((l) => l !== '');
+    await super.insertTsv(table, columns, lines.slice(0, Math.ceil(lines.length / 2)).map((l) => `${l}\n`).join(''));
+    this.failures++;
+    throw new ClickHouseUnavailableError('connection lost half way through the insert (injected)');
+  }
+}
+
 /** Three jobs' events with log positions (one partition per topic). */
 function positioned(jobs: number, seed: number): PositionedEvent[] {
   const next = new Map<string, bigint>();
@@ -101,6 +117,14 @@ describe('ShadowWriter against a real ClickHouse', () => {
     const ch = await database((name) => (client = new LandsThenFails(url, name, new Set([2, 5]))));
     await write(ch, events, 11, 60);
     expect(client!.failures).toBe(2);
+    expect(await analyticsChecksum(ch)).toEqual(reference);
+  });
+
+  it('retries an insert of which only some rows landed by inserting exactly the others', async () => {
+    let client: HalfLandsThenFails | undefined;
+    const ch = await database((name) => (client = new HalfLandsThenFails(url, name, new Set([2, 4, 7]))));
+    await write(ch, events, 11, 60);
+    expect(client!.failures).toBe(3);
     expect(await analyticsChecksum(ch)).toEqual(reference);
   });
 });

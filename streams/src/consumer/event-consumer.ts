@@ -92,6 +92,8 @@ class ParallelConsumer implements EventConsumer {
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
   private quietCommit: NodeJS.Timeout | undefined;
+  /** Messages accepted so far (commitWhenQuiet compares it to see whether work came meanwhile). */
+  private accepted = 0;
   private readonly heartbeats: HeartbeatKeeper;
   private readonly partitions: OwnedPartitions<IncomingMessage>;
   private consumer: Consumer | undefined;
@@ -231,6 +233,7 @@ class ParallelConsumer implements EventConsumer {
       }
       state.tracker.accept(offset, orderKey(message.key), { topic: batch.topic, partition: batch.partition, message });
       this.buffered += 1;
+      this.accepted += 1;
       resolved = message.offset;
     }
     if (complete) state.tracker.advanceTo(BigInt(batch.lastOffset()) + 1n);
@@ -279,9 +282,13 @@ class ParallelConsumer implements EventConsumer {
    */
   private commitWhenQuiet(): void {
     if (this.quietCommit || this.stopping) return;
+    const acceptedBefore = this.accepted;
     this.quietCommit = setTimeout(() => {
       this.quietCommit = undefined;
-      if (this.buffered === 0 && !this.stopping) this.committer.request();
+      if (this.stopping || this.buffered > 0) return; // busy again: its next idle moment re-arms
+      // Work came and went meanwhile (a slow steady flow): not quiet yet, look again later.
+      if (this.accepted !== acceptedBefore) this.commitWhenQuiet();
+      else this.committer.request();
     }, QUIET_COMMIT_MS);
     this.quietCommit.unref();
   }

@@ -106,6 +106,7 @@ export class Flusher {
     const batch = this.buffer.splice(0, this.maxRows);
     this.flushing = this.flush(batch).finally(() => {
       this.flushing = undefined;
+      if (this.abort.signal.aborted) return; // closed: no new timers
       // What queued meanwhile goes at once if it is a full batch, else on its own timer.
       if (this.buffer.length >= this.maxRows) this.kick();
       else if (this.buffer.length > 0) {

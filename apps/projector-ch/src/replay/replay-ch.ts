@@ -77,6 +77,9 @@ export interface ReplayChReport {
   readonly previousVersion: number | null;
 }
 
+/** Jobs whose user a replay remembers (the live projector's memory holds 100,000). */
+const REPLAY_JOBS_REMEMBERED = 1_000_000;
+
 /** Events read and turned into rows at a time (see ShadowWriter: few enough to die young). */
 const READ_CHUNK = 1_000;
 
@@ -120,6 +123,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
     }
   }
   let swapped = false;
+  let writer: ShadowWriter | undefined;
   try {
     await createDatabase(ch, database);
     await dropLeftovers(ch, database, logger);
@@ -167,7 +171,11 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       return any ? { to, high } : { to: high, high };
     };
 
-    const writer = new ShadowWriter({ shadow, users: new UserMemory(), pageIds, logger, eventsPerInsert: batchSize });
+    // The replay reads every job event before the pages (below), so its memory must hold the jobs
+    // of the whole log, not only those in flight as the live projector's does (~150 bytes a job).
+    const users = new UserMemory(REPLAY_JOBS_REMEMBERED);
+    if (copied > 0) await learnCopiedUsers(shadow, users);
+    writer = new ShadowWriter({ shadow, users, pageIds, logger, eventsPerInsert: batchSize });
     let undecodable = 0;
     // Job events first, on their own: page facts carry their job's user, learnt from its job
     // events, so those must be known before the pages are read (the topics would otherwise
@@ -180,7 +188,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       const r = await readRanges({
         kafka, codec, ranges, batchSize: READ_CHUNK, signal: options.signal,
         onBatch: async (events) => {
-          await writer.add(events);
+          await writer!.add(events);
           for (const e of events) {
             const k = rangeKey(e.topic, e.partition);
             if ((positions.get(k) ?? 0n) <= e.offset) positions.set(k, e.offset + 1n);
@@ -190,7 +198,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
         onUndecodable: (where, err) => logger.warn({ ...where, offset: String(where.offset), err: err.message }, 'undecodable message skipped'),
       });
       // Everything read is stored before the round's positions count.
-      await writer.flush();
+      await writer!.flush();
       undecodable += r.undecodable;
     };
 
@@ -251,6 +259,8 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       previousVersion: previous ?? null,
     };
   } finally {
+    // A replay that failed mid-read may still have an insert retrying: stop it before the drop.
+    await writer?.close();
     if (!swapped) await ch.exec(`DROP DATABASE IF EXISTS ${ident(shadowDb)}`, { database: null }).catch(() => undefined);
     if (locks) {
       await locks.query('SELECT pg_advisory_unlock(hashtext($1))', [CH_REPLAY_LOCK]).catch(() => undefined);
@@ -259,6 +269,14 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
     await ch.close();
     await shadow.close();
   }
+}
+
+/** The users of the jobs whose events a replay from a time copied instead of reading. */
+async function learnCopiedUsers(shadow: ClickHouse, users: UserMemory): Promise<void> {
+  const rows = await shadow.rows<{ job_id: string; user_id: string }>(
+    `SELECT job_id, user_id FROM job_events WHERE user_id != '' AND event IN ('CrawlRequested', 'JobDispatched', 'JobCancelled') ORDER BY _partition, _offset`,
+  );
+  for (const r of rows) users.remember(r.job_id, r.user_id);
 }
 
 /** Shadow and old databases of replays that crashed or kept them; called under the replay lock. */

@@ -63,6 +63,7 @@ export class ShadowWriter {
   private failure: unknown;
   private inserted = 0;
   private duplicates = 0;
+  private readonly closed = new AbortController();
 
   constructor(private readonly o: ShadowWriterOptions) {}
 
@@ -110,6 +111,12 @@ export class ShadowWriter {
     return { inserted: this.inserted, duplicates: this.duplicates };
   }
 
+  /** Stops retrying and waits for the insert in flight, if any (a replay that failed elsewhere). */
+  async close(): Promise<void> {
+    this.closed.abort();
+    await this.running;
+  }
+
   private throwIfFailed(): void {
     if (this.failure !== undefined) throw this.failure;
   }
@@ -137,10 +144,11 @@ export class ShadowWriter {
         this.inserted += rows.rows;
         return;
       } catch (err) {
-        if (!(err instanceof ProjectorChError) || !err.retriable || attempt >= attempts) throw err;
+        if (!(err instanceof ProjectorChError) || !err.retriable || attempt >= attempts || this.closed.signal.aborted) throw err;
         const delay = backoff.next();
         this.o.logger.warn({ err, table, attempt, retryInMs: delay }, 'shadow insert failed; retrying with a position check');
-        await sleep(delay);
+        await sleep(delay, this.closed.signal);
+        if (this.closed.signal.aborted) throw err;
       }
     }
   }
