@@ -14,35 +14,23 @@ import { DEDUPE_WINDOW } from '../src/projector/write-facts.ts';
 import { ShadowWriter } from '../src/replay/shadow-writer.ts';
 import { analyticsChecksum } from '../src/queries/consistency.ts';
 
-/** Real ClickHouse; the given inserts land and then report a lost connection, as a timeout after the write would. */
-class LandsThenFails extends ClickHouse {
+/**
+ * Real ClickHouse; the given inserts (by call number) store all their rows, or only the first half,
+ * and then report a lost connection, as a timeout after or during the write would.
+ */
+class FailingInserts extends ClickHouse {
   failures = 0;
-  constructor(url: string, database: string, private readonly failing: Set<number>) {
+  private calls = 0;
+  constructor(url: string, database: string, private readonly failing: Set<number>, private readonly landed: 'all' | 'half') {
     super({ url, database });
   }
-  private calls = 0;
-  override async insertTsv(table: string, columns: readonly string[], body: string): Promise<void> {
-    await super.insertTsv(table, columns, body);
-    if (this.failing.has(++this.calls)) {
-      this.failures++;
-      throw new ClickHouseUnavailableError('connection lost after the insert (injected)');
-    }
-  }
-}
-
-/** Real ClickHouse; the given inserts store only their first half of rows, then report a failure. */
-class HalfLandsThenFails extends ClickHouse {
-  failures = 0;
-  constructor(url: string, database: string, private readonly failing: Set<number>) {
-    super({ url, database });
-  }
-  private calls = 0;
   override async insertTsv(table: string, columns: readonly string[], body: string): Promise<void> {
     if (!this.failing.has(++this.calls)) return super.insertTsv(table, columns, body);
     const lines = body.split('\n').filter((l) => l !== '');
-    await super.insertTsv(table, columns, lines.slice(0, Math.ceil(lines.length / 2)).map((l) => `${l}\n`).join(''));
+    const stored = this.landed === 'all' ? lines : lines.slice(0, Math.ceil(lines.length / 2));
+    await super.insertTsv(table, columns, stored.map((l) => `${l}\n`).join(''));
     this.failures++;
-    throw new ClickHouseUnavailableError('connection lost half way through the insert (injected)');
+    throw new ClickHouseUnavailableError(`connection lost after ${this.landed === 'all' ? 'the insert' : 'half the insert'} (injected)`);
   }
 }
 
@@ -113,16 +101,16 @@ describe('ShadowWriter against a real ClickHouse', () => {
   });
 
   it('retries an insert that landed but reported a failure without storing any row twice', async () => {
-    let client: LandsThenFails | undefined;
-    const ch = await database((name) => (client = new LandsThenFails(url, name, new Set([2, 5]))));
+    let client: FailingInserts | undefined;
+    const ch = await database((name) => (client = new FailingInserts(url, name, new Set([2, 5]), 'all')));
     await write(ch, events, 11, 60);
     expect(client!.failures).toBe(2);
     expect(await analyticsChecksum(ch)).toEqual(reference);
   });
 
   it('retries an insert of which only some rows landed by inserting exactly the others', async () => {
-    let client: HalfLandsThenFails | undefined;
-    const ch = await database((name) => (client = new HalfLandsThenFails(url, name, new Set([2, 4, 7]))));
+    let client: FailingInserts | undefined;
+    const ch = await database((name) => (client = new FailingInserts(url, name, new Set([2, 4, 7]), 'half')));
     await write(ch, events, 11, 60);
     expect(client!.failures).toBe(3);
     expect(await analyticsChecksum(ch)).toEqual(reference);
