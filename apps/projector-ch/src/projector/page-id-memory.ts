@@ -82,7 +82,7 @@ export class PageIdMemory {
     state.queueIds.push(id);
   }
 
-  /** Ids held (for tests and the replay's log). */
+  /** Ids held (tests check eviction with it). */
   get size(): number {
     let n = 0;
     for (const s of this.partitions.values()) n += s.offsets.size;

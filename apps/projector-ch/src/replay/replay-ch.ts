@@ -85,11 +85,24 @@ const READ_CHUNK = 1_000;
 
 const TABLE_OF_TOPIC = (t: ProjectedTopics): [FactTable, string][] => [['job_events', t.jobs], ['page_fetches', t.pages], ['items', t.items]];
 
+/** A rangeKey taken apart: topic and partition. */
+function splitKey(key: string): { topic: string; partition: number } {
+  const i = key.lastIndexOf(':');
+  return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) };
+}
+
+/** One topic's positions, by partition. */
+function positionsOf(positions: Map<string, bigint>, topic: string): Map<number, bigint> {
+  const out = new Map<number, bigint>();
+  for (const [key, offset] of positions) {
+    const k = splitKey(key);
+    if (k.topic === topic) out.set(k.partition, offset);
+  }
+  return out;
+}
+
 function rangesFrom(positions: Map<string, bigint>, to: Map<string, bigint>): PartitionRange[] {
-  return [...to].map(([key, end]) => {
-    const i = key.lastIndexOf(':');
-    return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)), from: positions.get(key) ?? 0n, to: end };
-  });
+  return [...to].map(([key, end]) => ({ ...splitKey(key), from: positions.get(key) ?? 0n, to: end }));
 }
 const remaining = (ranges: readonly PartitionRange[]): number => ranges.reduce((s, r) => s + Math.max(0, Number(r.to - r.from)), 0);
 
@@ -150,10 +163,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
     // The shadow's only writer is this replay, in offset order: it answers the page events' id
     // check from memory (what it copied over, then what it writes) instead of a query per batch.
     const pageIds = new PageIdMemory(DEDUPE_WINDOW);
-    if (copied > 0) {
-      const starts = new Map([...positions].filter(([k]) => k.slice(0, k.lastIndexOf(':')) === topics.pages).map(([k, o]) => [Number(k.slice(k.lastIndexOf(':') + 1)), o] as const));
-      await pageIds.load(shadow, 'page_fetches', starts);
-    }
+    if (copied > 0) await pageIds.load(shadow, 'page_fetches', positionsOf(positions, topics.pages));
 
     /** Where each partition's replay ends: the live tables' next positions, or the log's end when nothing is live. */
     const targets = async (): Promise<{ to: Map<string, bigint>; high: Map<string, bigint> }> => {
@@ -253,7 +263,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       seconds,
       eventsPerSecond: progress.events / seconds,
       pausedMs,
-      offsets: [...positions].map(([k, v]) => ({ topic: k.slice(0, k.lastIndexOf(':')), partition: Number(k.slice(k.lastIndexOf(':') + 1)), nextOffset: String(v) })),
+      offsets: [...positions].map(([k, v]) => ({ ...splitKey(k), nextOffset: String(v) })),
       checksum,
       verified,
       previousVersion: previous ?? null,
@@ -293,7 +303,7 @@ async function dropLeftovers(ch: ClickHouse, database: string, logger: Logger): 
 async function copyPrefix(live: ClickHouse, shadow: ClickHouse, database: string, topicTables: [FactTable, string][], positions: Map<string, bigint>): Promise<number> {
   let copied = 0;
   for (const [table, topic] of topicTables) {
-    const starts = [...positions].filter(([k]) => k.slice(0, k.lastIndexOf(':')) === topic).map(([k, o]) => [Number(k.slice(k.lastIndexOf(':') + 1)), o] as const);
+    const starts = [...positionsOf(positions, topic)];
     if (starts.length === 0) continue;
     const ps = starts.map(([p]) => `toUInt32(${uint(p)})`).join(', ');
     const os = starts.map(([, o]) => `toUInt64(${uint(o)})`).join(', ');

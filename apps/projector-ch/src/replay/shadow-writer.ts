@@ -1,7 +1,7 @@
 /**
  * The replay's writer into its shadow database: events become TabSeparated rows as they are
  * read, a chunk of about a thousand at a time, and the rows go to ClickHouse in large inserts
- * (`rowsPerInsert` events' worth; ClickHouse wants few, large inserts: each one is a part and a
+ * (`eventsPerInsert` events' worth; ClickHouse wants few, large inserts: each one is a part and a
  * run of every view), one insert at a time while the next one fills.
  *
  * Why rows at once and not events held until the insert: a decoded event is a dozen objects, and
@@ -74,11 +74,11 @@ export class ShadowWriter {
   async add(events: readonly PositionedEvent[]): Promise<void> {
     this.throwIfFailed();
     this.o.users.learn(events);
-    const pages = events.filter((e) => e.name === 'PageFetched' || e.name === 'PageFailed');
+    const pages = events.filter((e) => tableOf(e.name) === 'page_fetches');
     const storedIn = this.o.pageIds.storedIn(pages);
     const fresh = new Set(firstCopies(pages, storedIn));
     this.duplicates += pages.length - fresh.size;
-    const kept = fresh.size === pages.length ? events : events.filter((e) => fresh.has(e) || (e.name !== 'PageFetched' && e.name !== 'PageFailed'));
+    const kept = fresh.size === pages.length ? events : events.filter((e) => fresh.has(e) || tableOf(e.name) !== 'page_fetches');
     for (const e of fresh) this.o.pageIds.add(e.partition, e.offset, (e.value as { event_id: string }).event_id);
 
     const batch = tsvBatch(kept, this.o.users);
