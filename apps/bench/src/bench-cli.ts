@@ -84,6 +84,11 @@ const trawlRuns = runs.filter((r): r is TrawlRun & Run => r.contender === 'trawl
 const trawlExtra = trawlRuns.length
   ? {
       crawlSeconds: spread(trawlRuns.map((r) => r.crawlSeconds)),
+      phases: {
+        toFirstPageMs: spread(trawlRuns.map((r) => r.phases.toFirstPageMs ?? Number.NaN)),
+        lastPageToCompletedMs: spread(trawlRuns.map((r) => r.phases.lastPageToCompletedMs ?? Number.NaN)),
+        completedToCaughtUpMs: spread(trawlRuns.map((r) => r.phases.completedToCaughtUpMs)),
+      },
       kafkaMessagesPerSecond: spread(trawlRuns.map((r) => r.kafkaMessagesPerSecond)),
       kafkaMessagesPerPage: round(trawlRuns[0]!.kafkaMessages / Math.max(1, trawlRuns[0]!.pages), 2),
       projectorLag: Object.fromEntries(
@@ -99,10 +104,13 @@ const trawlExtra = trawlRuns.length
       droppedProjectors: trawl?.dropped ?? [],
     }
   : undefined;
+// The pace between each contender's first and last page: what is left of a ratio once start-up and tail are set aside.
+const steady = new Map(names.map((c) => [c, spread(runs.filter((r) => r.contender === c).map((r) => r.phases.steadyPagesPerSecond ?? Number.NaN))]));
 const ratios: Record<string, number | null> = {
   trawlOverCrawlee: ratio(summaries.get('trawl')?.pagesPerSecond, summaries.get('crawlee')?.pagesPerSecond),
   trawlOverLimit: ratio(summaries.get('trawl')?.pagesPerSecond, summaries.get('limit')?.pagesPerSecond),
   crawleeOverLimit: ratio(summaries.get('crawlee')?.pagesPerSecond, summaries.get('limit')?.pagesPerSecond),
+  steadyTrawlOverLimit: ratio(steady.get('trawl'), steady.get('limit')),
 };
 for (const v of options.variants) {
   ratios[`trawlOver_${v.label}`] = ratio(summaries.get('trawl')?.pagesPerSecond, summaries.get(v.label)?.pagesPerSecond);
@@ -127,8 +135,8 @@ say(
 say();
 say(
   table(
-    ['contender', 'pages/s median', 'min', 'max', 'seconds median', 'own CPU s', 'CPU ms/page'],
-    [...summaries.values()].map((s) => [s.contender, s.pagesPerSecond.median, s.pagesPerSecond.min, s.pagesPerSecond.max, s.seconds.median, s.ownCpuSeconds.median, s.cpuMsPerPage.median]),
+    ['contender', 'pages/s median', 'min', 'max', 'seconds median', 'own CPU s', 'CPU ms/page', 'first→last page, pages/s'],
+    [...summaries.values()].map((s) => [s.contender, s.pagesPerSecond.median, s.pagesPerSecond.min, s.pagesPerSecond.max, s.seconds.median, s.ownCpuSeconds.median, s.cpuMsPerPage.median, steady.get(s.contender)?.median ?? '–']),
   ),
 );
 say();
@@ -144,6 +152,10 @@ say(
 );
 if (trawlExtra) {
   say();
+  say(
+    `Trawl phases (medians): dispatch → first page ${trawlExtra.phases.toFirstPageMs.median} ms; last page → JobCompleted ${trawlExtra.phases.lastPageToCompletedMs.median} ms; ` +
+      `JobCompleted → projectors caught up ${trawlExtra.phases.completedToCaughtUpMs.median} ms; first → last page at Trawl / limit = ${ratios.steadyTrawlOverLimit ?? '–'}`,
+  );
   say(`Trawl: JobCompleted after ${trawlExtra.crawlSeconds.median} s (median); Kafka ${trawlExtra.kafkaMessagesPerSecond.median} messages/s (${trawlExtra.kafkaMessagesPerPage} per page, fetch commands included)`);
   for (const d of trawlExtra.droppedProjectors) say(`Trawl: ${d.app} LEFT OUT: it ${d.reason}`);
   if (trawlExtra.projectors.length === 0) say('Trawl: no projector measured (none exists yet, none survived, or --no-projectors): the figure is dispatch → JobCompleted.');
@@ -159,6 +171,7 @@ const file = writeResults(options.out ?? 'bench.json', {
   options,
   ratios,
   summaries: Object.fromEntries(summaries),
+  steadyPagesPerSecond: Object.fromEntries(steady),
   trawl: trawlExtra,
   runs,
 });

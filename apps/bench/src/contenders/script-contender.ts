@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { trawlHome } from '@trawl/streams';
 import { ITEM_FIELDS, ITEM_ROOT } from '../site/site-model.ts';
 import type { SiteProcess } from '../site/site-process.ts';
+import { steadyPagesPerSecond } from '../site/site-stats.ts';
 import { startScript } from '../measure/script-process.ts';
 import { onInterrupt } from '../measure/on-interrupt.ts';
 import { ProcessSampler, round, type GroupUsage } from '../measure/process-sampler.ts';
@@ -25,6 +26,8 @@ export interface ScriptRun {
   readonly siteRequests: number;
   /** The child's own process.cpuUsage() over the crawl: a cross-check of /proc. */
   readonly selfCpuSeconds: number;
+  /** Pages a second between the first and the last page the site served. */
+  readonly phases: { readonly steadyPagesPerSecond: number | null };
 }
 
 const SCRIPTS: Record<ScriptContenderName, string> = {
@@ -68,6 +71,7 @@ export async function runScriptContender(
       processes,
       siteRequests: stats.requests,
       selfCpuSeconds: round(result.cpuSeconds, 2),
+      phases: { steadyPagesPerSecond: steadyPagesPerSecond(stats) },
     };
   } finally {
     forget();

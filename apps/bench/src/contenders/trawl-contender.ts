@@ -19,9 +19,10 @@ import type { JobCompleted, JobFailed } from '@trawl/schemas';
 import { Pipeline, type AppName, type Child } from '@trawl/e2e';
 import { ITEM_FIELDS, ITEM_ROOT } from '../site/site-model.ts';
 import type { SiteProcess } from '../site/site-process.ts';
+import { steadyPagesPerSecond } from '../site/site-stats.ts';
 import { ProcessSampler, round, type GroupUsage, type ProcessGroup } from '../measure/process-sampler.ts';
 import { descendantPids, findPids } from '../measure/proc-stat.ts';
-import { kafkaBrokerPid } from '../measure/stack-pids.ts';
+import { clickhouseServerPid, kafkaBrokerPid } from '../measure/stack-pids.ts';
 import { ProjectorLag } from '../measure/projector-lag.ts';
 import { onInterrupt } from '../measure/on-interrupt.ts';
 
@@ -64,6 +65,19 @@ export interface TrawlRun {
   readonly projectorLag: Readonly<Record<string, { readonly eventsAtCompletion: number; readonly catchUpMs: number }>>;
   readonly processes: readonly GroupUsage[];
   readonly siteRequests: number;
+  /** Where the round's time went: the pace between the first and last page, and the hops around it. */
+  readonly phases: TrawlPhases;
+}
+
+export interface TrawlPhases {
+  /** Dispatch → the site served the first page (the frontier's first fetch command and a worker's fetch). */
+  readonly toFirstPageMs: number | null;
+  /** Pages a second between the first and the last page served. */
+  readonly steadyPagesPerSecond: number | null;
+  /** The last page served → JobCompleted produced. */
+  readonly lastPageToCompletedMs: number | null;
+  /** JobCompleted → every projector caught up. */
+  readonly completedToCaughtUpMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -260,6 +274,12 @@ export class TrawlContender {
       projectorLag,
       processes,
       siteRequests: stats.requests,
+      phases: {
+        toFirstPageMs: stats.firstPageAt === null ? null : stats.firstPageAt - ended.dispatchedAt,
+        steadyPagesPerSecond: steadyPagesPerSecond(stats),
+        lastPageToCompletedMs: stats.lastPageAt === null ? null : ended.at - stats.lastPageAt,
+        completedToCaughtUpMs: Math.max(0, finishedAt - ended.at),
+      },
     };
   }
 
@@ -283,6 +303,8 @@ export class TrawlContender {
     groups.push({ label: 'postgres (this db)', pids: () => findPids(` ${dbName} `), shared: true });
     const broker = kafkaBrokerPid();
     if (broker !== null) groups.push({ label: 'kafka broker', pids: () => [broker], shared: true });
+    const clickhouse = this.projectors.includes('projector-ch') ? clickhouseServerPid() : null;
+    if (clickhouse !== null) groups.push({ label: 'clickhouse server', pids: () => [clickhouse], shared: true });
     groups.push({ label: 'site server', pids: () => [this.site.pid] });
     return groups;
   }

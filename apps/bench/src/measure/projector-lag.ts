@@ -4,8 +4,9 @@
  * projector-pg keeps its position in Postgres (`stream_offsets`, written in the same transaction
  * as its rows), so its lag is exact: high watermark minus the stored next offset, summed over
  * partitions. Any other projector (projector-ch) is measured by its Kafka consumer group's
- * committed offsets, found by asking which groups hold offsets on this pipeline's topics; group
- * commits are periodic (about 1 s), so that lag reads up to a commit interval high.
+ * committed offsets, found by asking which groups hold offsets on this pipeline's topics; a group
+ * commits once a second while events flow and 100 ms after its consumer went idle, so that lag
+ * reads up to a commit interval high while a crawl runs and ~0.1 s late at its end.
  */
 import type { AppName, Pipeline } from '@trawl/e2e';
 

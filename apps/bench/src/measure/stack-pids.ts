@@ -4,12 +4,20 @@ import { join } from 'node:path';
 import { trawlHome } from '@trawl/streams';
 import { findPids } from './proc-stat.ts';
 
-export function kafkaBrokerPid(): number | null {
+function pidFile(part: string): number | null {
   try {
-    const pid = Number(readFileSync(join(trawlHome(), 'run', 'kafka.pid'), 'utf8').trim());
+    const pid = Number(readFileSync(join(trawlHome(), 'run', `${part}.pid`), 'utf8').trim());
     if (Number.isInteger(pid) && pid > 0) return pid;
   } catch {
-    // not the local stack (KAFKA_BROKERS elsewhere): look for a broker on this machine
+    // not the local stack's (an endpoint elsewhere): the caller looks on this machine
   }
-  return findPids('kafka.Kafka')[0] ?? null;
+  return null;
+}
+
+export function kafkaBrokerPid(): number | null {
+  return pidFile('kafka') ?? findPids('kafka.Kafka')[0] ?? null;
+}
+
+export function clickhouseServerPid(): number | null {
+  return pidFile('clickhouse') ?? findPids('clickhouse-server')[0] ?? null;
 }

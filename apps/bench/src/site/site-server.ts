@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { hostName, mix, pageHtml, pageOfRequest, ROBOTS_TXT, urlOf, type SiteOptions } from './site-model.ts';
-import type { SiteStats } from './site-stats.ts';
+import { emptySiteStats, type SiteStats } from './site-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +44,7 @@ const jitterMs = Number(values['jitter-ms']);
 const failRate = Number(values['fail-rate']);
 if (!(site.pages >= 1 && site.links >= 1 && site.hosts >= 1 && site.hosts <= 250)) throw new Error('need pages ≥ 1, links ≥ 1, 1 ≤ hosts ≤ 250');
 
-const stats: SiteStats = { requests: 0, pages: 0, robots: 0, notFound: 0, failed: 0, bytes: 0, byHost: {} };
+const stats: SiteStats = emptySiteStats();
 const failedOnce = new Set<number>();
 let port = 0;
 
@@ -82,6 +82,9 @@ function handle(hostIndex: number, req: IncomingMessage, res: ServerResponse): v
       return send(res, 503, 'text/html; charset=utf-8', '<!doctype html><p>try again</p>');
     }
     stats.pages++;
+    const now = Date.now();
+    stats.firstPageAt ??= now;
+    stats.lastPageAt = now;
     send(res, 200, 'text/html; charset=utf-8', pageHtml(site, port, page));
   };
   const delay = delayFor(page);
@@ -92,7 +95,7 @@ function handle(hostIndex: number, req: IncomingMessage, res: ServerResponse): v
 function control(path: string, req: IncomingMessage, res: ServerResponse): void {
   if (path === '/__bench/stats') return send(res, 200, 'application/json', JSON.stringify(stats));
   if (path === '/__bench/reset' && req.method === 'POST') {
-    Object.assign(stats, { requests: 0, pages: 0, robots: 0, notFound: 0, failed: 0, bytes: 0, byHost: {} });
+    Object.assign(stats, emptySiteStats());
     failedOnce.clear();
     return send(res, 200, 'application/json', '{"reset":true}');
   }

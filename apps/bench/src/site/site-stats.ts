@@ -11,4 +11,15 @@ export interface SiteStats {
   /** Body bytes sent. */
   bytes: number;
   byHost: Record<string, number>;
+  /** Epoch ms of the first and the last content page served (null before any). */
+  firstPageAt: number | null;
+  lastPageAt: number | null;
+}
+
+export const emptySiteStats = (): SiteStats => ({ requests: 0, pages: 0, robots: 0, notFound: 0, failed: 0, bytes: 0, byHost: {}, firstPageAt: null, lastPageAt: null });
+
+/** Content pages a second between the first and the last page served: the crawl's pace once going. */
+export function steadyPagesPerSecond(stats: SiteStats): number | null {
+  if (stats.firstPageAt === null || stats.lastPageAt === null || stats.lastPageAt <= stats.firstPageAt) return null;
+  return Math.round((stats.pages * 10_000) / (stats.lastPageAt - stats.firstPageAt)) / 10;
 }
