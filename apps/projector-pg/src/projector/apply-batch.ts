@@ -10,6 +10,7 @@ import { itemKey } from '../model/item-row.ts';
 import { pageKey, type PageRow } from '../model/page-row.ts';
 import type { JobRow } from '../model/job-row.ts';
 import { bulkUpsert } from '../sql/bulk-upsert.ts';
+import { copyRows } from '../sql/copy-rows.ts';
 import { ITEM_COLUMNS, JOB_COLUMNS, LOG_COLUMNS, PAGE_COLUMNS, jobFromDb, pageFromDb } from '../sql/row-columns.ts';
 import { ident, type TableSet } from '../sql/tables.ts';
 
@@ -58,18 +59,38 @@ export async function loadState(client: pg.ClientBase, t: TableSet, events: read
   return { jobs, loggedEventIds, pages, items };
 }
 
-export async function writePlan(client: pg.ClientBase, t: TableSet, plan: BatchPlan): Promise<void> {
+/**
+ * Writes the plan. Rows the stored state did not hold (nearly all of them: every log line, every
+ * first sight of a fetch or an item) are appended with COPY; only rows that replace a stored one go
+ * through INSERT … ON CONFLICT DO UPDATE. That is safe because a job's rows are only written under
+ * its row lock, taken in loadState before the lookup: no other transaction can add the same key in
+ * between. COPY skips the array literals and the speculative insertion, which were ~40% of what
+ * Postgres spent on these rows (measured on the bench crawl).
+ */
+export async function writePlan(client: pg.ClientBase, t: TableSet, plan: BatchPlan, stored: StoredState): Promise<void> {
   await bulkUpsert(client, t.jobs, JOB_COLUMNS, plan.jobs, { key: ['job_id'] });
-  await bulkUpsert(client, t.pages, PAGE_COLUMNS, plan.pages, { key: ['job_id', 'fetch_id'] });
-  await bulkUpsert(client, t.items, ITEM_COLUMNS, plan.items, { key: ['job_id', 'item_key'] });
-  await bulkUpsert(client, t.log, LOG_COLUMNS, plan.log);
+  const [newPages, storedPages] = split(plan.pages, (p) => stored.pages.has(pageKey(p.job_id, p.fetch_id)));
+  await copyRows(client, t.pages, PAGE_COLUMNS, newPages);
+  await bulkUpsert(client, t.pages, PAGE_COLUMNS, storedPages, { key: ['job_id', 'fetch_id'] });
+  const [newItems, storedItems] = split(plan.items, (i) => stored.items.has(itemKey(i.job_id, i.item_key)));
+  await copyRows(client, t.items, ITEM_COLUMNS, newItems);
+  await bulkUpsert(client, t.items, ITEM_COLUMNS, storedItems, { key: ['job_id', 'item_key'] });
+  await copyRows(client, t.log, LOG_COLUMNS, plan.log);
+}
+
+/** [rows for which `isStored` is false, rows for which it is true]. */
+function split<R>(rows: readonly R[], isStored: (row: R) => boolean): [R[], R[]] {
+  const fresh: R[] = [];
+  const known: R[] = [];
+  for (const r of rows) (isStored(r) ? known : fresh).push(r);
+  return [fresh, known];
 }
 
 /** Applies a batch of decoded events to the tables `t`; the caller owns the transaction. */
 export async function applyBatch(client: pg.ClientBase, t: TableSet, events: readonly ProjectableEvent[]): Promise<BatchResult> {
   const stored = await loadState(client, t, events);
   const plan = planBatch(stored, events);
-  await writePlan(client, t, plan);
+  await writePlan(client, t, plan, stored);
   return {
     events: events.length,
     applied: plan.applied,

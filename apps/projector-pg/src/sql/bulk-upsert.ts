@@ -19,13 +19,24 @@ function clean(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '') : s;
 }
 
+/**
+ * A value as jsonb input. JSON.stringify writes a NUL inside a string as the escape `\u0000`, which
+ * jsonb refuses ("unsupported Unicode escape sequence") — one crawled item field holding a NUL
+ * would fail its batch forever. Such values are written again with the NULs left out.
+ */
+export function jsonbText(v: unknown): string {
+  const text = JSON.stringify(v);
+  if (!text.includes('\\u0000')) return text;
+  return JSON.stringify(v, (_key, x: unknown) => (typeof x === 'string' ? clean(x) : x));
+}
+
 function encode(type: ColumnType, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   switch (type) {
     case 'text':
       return clean(String(v));
     case 'jsonb':
-      return clean(JSON.stringify(v));
+      return jsonbText(v);
     case 'timestamptz':
       return (v as Date).toISOString();
     default:

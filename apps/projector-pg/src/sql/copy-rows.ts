@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import type { Column } from './bulk-upsert.ts';
+import { jsonbText, type Column } from './bulk-upsert.ts';
 import { ident } from './tables.ts';
 
 // eslint-disable-next-line no-control-regex -- NUL is matched on purpose: it must be escaped or dropped
@@ -26,7 +26,7 @@ function field(type: Column<unknown>['type'], v: unknown): string {
     case 'text':
       return copyText(String(v));
     case 'jsonb':
-      return copyText(JSON.stringify(v));
+      return copyText(jsonbText(v));
     case 'timestamptz':
       return (v as Date).toISOString();
     case 'bool':
@@ -37,7 +37,9 @@ function field(type: Column<unknown>['type'], v: unknown): string {
 }
 
 /** Serialises rows to COPY text in chunks, so a large batch never becomes one giant string. */
-function* chunks<R>(columns: readonly Column<R>[], rows: readonly R[], perChunk = 2000): Generator<string> {
+const CHUNK_ROWS = 2000;
+
+function* chunks<R>(columns: readonly Column<R>[], rows: readonly R[], perChunk = CHUNK_ROWS): Generator<string> {
   for (let i = 0; i < rows.length; i += perChunk) {
     let out = '';
     for (const r of rows.slice(i, i + perChunk)) {
@@ -56,5 +58,12 @@ export async function copyRows<R>(client: pg.ClientBase, table: string, columns:
   if (rows.length === 0) return;
   const sql = `COPY ${ident(table)} (${columns.map((c) => ident(c.name)).join(', ')}) FROM STDIN`;
   const stream = client.query(copyFrom(sql));
-  await pipeline(Readable.from(chunks(columns, rows)), stream);
+  if (rows.length > CHUNK_ROWS) return pipeline(Readable.from(chunks(columns, rows)), stream);
+  // A live batch's rows: one write, without a Readable and a pipeline per statement.
+  const [body] = chunks(columns, rows);
+  await new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('finish', resolve);
+    stream.end(body);
+  });
 }
