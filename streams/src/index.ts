@@ -23,6 +23,7 @@ export * from './consumer/event-consumer.ts';
 export * from './consumer/live-subscriber.ts';
 export * from './projection/offset-store.ts';
 export * from './projection/run-projection.ts';
+export { projectionFetchSettings } from './projection/projection-options.ts';
 export * from './metrics/metrics-registry.ts';
 export * from './metrics/consumer-metrics.ts';
 export * from './metrics/projection-metrics.ts';

@@ -45,7 +45,8 @@ describe('Flusher against a real ClickHouse', () => {
     const flusher = new Flusher({ ch, lock: NO_SWAP_LOCK, logger: testLogger('flusher'), maxRows: 100_000, maxDelayMs: 60_000, quietMs: 1_000 });
     try {
       const adds: Promise<void>[] = [];
-      const events = [...positioned(2), ...positioned(3)];
+      // Jobs 4 and 11 are still running when their events stop: no end to flush on.
+      const events = [...positioned(4), ...positioned(11)];
       // One event every 10 ms: never quiet for 1 s, so nothing is stored until they stop.
       for (const e of events) {
         adds.push(flusher.add(e));
@@ -54,6 +55,35 @@ describe('Flusher against a real ClickHouse', () => {
       expect(flusher.stats().flushes).toBe(0);
       await Promise.all(adds);
       expect(flusher.stats()).toMatchObject({ flushes: 1, waiting: 0, inserted: events.length });
+    } finally {
+      flusher.close();
+    }
+  });
+
+  it('stores a job\'s events as soon as it ends, with whatever came in the same turn', async () => {
+    // Quiet rule and timer out of the way: only the job's end can flush.
+    const flusher = new Flusher({ ch, lock: NO_SWAP_LOCK, logger: testLogger('flusher'), maxRows: 100_000, maxDelayMs: 60_000, quietMs: 0 });
+    try {
+      const completed = positioned(2); // ends with JobCompleted
+      const failed = positioned(5); // ends with JobFailed
+      const running = positioned(18); // no end yet
+      expect(completed.at(-1)!.name).toBe('JobCompleted');
+      expect(failed.at(-1)!.name).toBe('JobFailed');
+      expect(running.some((e) => e.name === 'JobCompleted' || e.name === 'JobFailed')).toBe(false);
+
+      const started = Date.now();
+      const sameTurn = [...completed, ...running.slice(0, 3)].map((e) => flusher.add(e));
+      await Promise.all(sameTurn);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(flusher.stats()).toMatchObject({ flushes: 1, waiting: 0, inserted: completed.length + 3 });
+
+      // Events of a running job wait (no end, no quiet rule, 60 s timer)…
+      const waiting = running.slice(3).map((e) => flusher.add(e));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(flusher.stats()).toMatchObject({ flushes: 1, waiting: running.length - 3 });
+      // …until another job ends: one flush carries both.
+      await Promise.all([...waiting, ...failed.map((e) => flusher.add(e))]);
+      expect(flusher.stats()).toMatchObject({ flushes: 2, waiting: 0, inserted: completed.length + running.length + failed.length });
     } finally {
       flusher.close();
     }

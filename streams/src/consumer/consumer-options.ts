@@ -57,6 +57,11 @@ export interface EventConsumerOptions {
    * can start again, so it is lower than kafkajs's 5 s. Default 500 ms.
    */
   readonly maxWaitTimeMs?: number;
+  /**
+   * A fetch returns once this much data waits (or after maxWaitTimeMs). Default 1: at once.
+   * A consumer that batches anyway (projector-ch) saves a fetch round per few events with more.
+   */
+  readonly fetchMinBytes?: number;
   /** How long stop() waits for running handlers before giving them up. Default 30 s. */
   readonly drainTimeoutMs?: number;
   /** Backoff of in-place retries (outages, handlers without tiers). */
@@ -83,6 +88,7 @@ export interface ResolvedConsumerOptions {
   readonly sessionTimeoutMs: number;
   readonly heartbeatIntervalMs: number;
   readonly maxWaitTimeMs: number;
+  readonly fetchMinBytes: number;
   readonly drainTimeoutMs: number;
   readonly retryBackoff: BackoffOptions;
   readonly statsLogIntervalMs: number;
@@ -123,6 +129,7 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
     sessionTimeoutMs,
     heartbeatIntervalMs,
     maxWaitTimeMs: positiveInt('maxWaitTimeMs', o.maxWaitTimeMs, 500),
+    fetchMinBytes: positiveInt('fetchMinBytes', o.fetchMinBytes, 1),
     drainTimeoutMs: positiveInt('drainTimeoutMs', o.drainTimeoutMs, 30_000),
     retryBackoff: o.retryBackoff ?? { initialMs: 200, maxMs: 30_000 },
     statsLogIntervalMs: o.statsLogIntervalMs ?? 60_000,

@@ -166,6 +166,7 @@ class ParallelConsumer implements EventConsumer {
       sessionTimeout: this.o.sessionTimeoutMs,
       heartbeatInterval: this.o.heartbeatIntervalMs,
       maxWaitTimeInMs: this.o.maxWaitTimeMs,
+      minBytes: this.o.fetchMinBytes,
       allowAutoTopicCreation: false,
       ...(this.options.partitionAssigners ? { partitionAssigners: [...this.options.partitionAssigners] } : {}),
     });

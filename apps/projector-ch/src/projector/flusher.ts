@@ -1,8 +1,10 @@
 /**
  * Batches events for ClickHouse, which wants few large inserts rather than many small ones: a
- * flush happens when `maxRows` events wait, the oldest has waited `maxDelayMs`, or no event has
- * arrived for `quietMs` (a burst is over — a crawl finished — so its analytics need not wait for
- * the timer; a steady flow never goes quiet that long between fetches). Each event's
+ * flush happens when `maxRows` events wait, the oldest has waited `maxDelayMs`, no event has
+ * arrived for `quietMs` (a burst is over, so its analytics need not wait for the timer; a steady
+ * flow never goes quiet that long between fetches), or a job ended (JobCompleted or JobFailed:
+ * its figures are final, and whoever watches the crawl wants them now; the flush waits one turn
+ * of the event loop so that the rest of the fetch that carried the end comes along). Each event's
  * promise settles when the flush that carries it is stored, so the consumer commits an offset
  * only after its row is in ClickHouse.
  *
@@ -63,6 +65,9 @@ export class Flusher {
   private readonly quietMs: number;
   private lastAddAt = 0;
   private quietTimer: NodeJS.Timeout | undefined;
+  /** A job ended since the last flush began: flush as soon as the one running is stored. */
+  private jobEnded = false;
+  private endTimer: NodeJS.Immediate | undefined;
   private stats_ = { flushes: 0, inserted: 0, skipped: 0, duplicates: 0, failures: 0, lastError: null as string | null };
 
   constructor(private readonly o: FlusherOptions) {
@@ -75,6 +80,10 @@ export class Flusher {
   add(event: PositionedEvent): Promise<void> {
     return new Promise<void>((resolve) => {
       this.buffer.push({ event, resolve });
+      if (event.name === 'JobCompleted' || event.name === 'JobFailed') {
+        this.jobEnded = true;
+        this.kickAfterThisTurn();
+      }
       if (this.buffer.length >= this.maxRows) this.kick();
       else {
         this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
@@ -95,6 +104,13 @@ export class Flusher {
     else this.quietTimer = setTimeout(() => this.whenQuiet(), this.quietMs - quietFor);
   }
 
+  private kickAfterThisTurn(): void {
+    this.endTimer ??= setImmediate(() => {
+      this.endTimer = undefined;
+      this.kick();
+    });
+  }
+
   stats(): FlusherStats {
     return { ...this.stats_, waiting: this.buffer.length };
   }
@@ -104,11 +120,13 @@ export class Flusher {
     this.timer = undefined;
     if (this.flushing || this.buffer.length === 0 || this.abort.signal.aborted || this.superseded) return;
     const batch = this.buffer.splice(0, this.maxRows);
+    this.jobEnded = false;
     this.flushing = this.flush(batch).finally(() => {
       this.flushing = undefined;
       if (this.abort.signal.aborted) return; // closed: no new timers
-      // What queued meanwhile goes at once if it is a full batch, else on its own timer.
+      // What queued meanwhile goes at once if it is a full batch or ends a job, else on its own timer.
       if (this.buffer.length >= this.maxRows) this.kick();
+      else if (this.jobEnded) this.kickAfterThisTurn();
       else if (this.buffer.length > 0) {
         this.timer ??= setTimeout(() => this.kick(), this.maxDelayMs);
         // Gone quiet while this flush ran? Then what came meanwhile goes now.
@@ -167,6 +185,7 @@ export class Flusher {
   close(): void {
     if (this.timer) clearTimeout(this.timer);
     if (this.quietTimer) clearTimeout(this.quietTimer);
+    if (this.endTimer) clearImmediate(this.endTimer);
     this.abort.abort();
   }
 }
