@@ -78,6 +78,8 @@ export interface TrawlPhases {
   readonly lastPageToCompletedMs: number | null;
   /** JobCompleted → every projector caught up. */
   readonly completedToCaughtUpMs: number;
+  /** Pages served per 100 ms from the first page on (the site's timeline). */
+  readonly timeline: readonly number[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -279,6 +281,7 @@ export class TrawlContender {
         steadyPagesPerSecond: steadyPagesPerSecond(stats),
         lastPageToCompletedMs: stats.lastPageAt === null ? null : ended.at - stats.lastPageAt,
         completedToCaughtUpMs: Math.max(0, finishedAt - ended.at),
+        timeline: stats.timeline,
       },
     };
   }

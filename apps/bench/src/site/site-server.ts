@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { hostName, mix, pageHtml, pageOfRequest, ROBOTS_TXT, urlOf, type SiteOptions } from './site-model.ts';
-import { emptySiteStats, type SiteStats } from './site-stats.ts';
+import { emptySiteStats, TIMELINE_BUCKET_MS, type SiteStats } from './site-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -85,6 +85,9 @@ function handle(hostIndex: number, req: IncomingMessage, res: ServerResponse): v
     const now = Date.now();
     stats.firstPageAt ??= now;
     stats.lastPageAt = now;
+    const bucket = Math.floor((now - stats.firstPageAt) / TIMELINE_BUCKET_MS);
+    while (stats.timeline.length <= bucket) stats.timeline.push(0);
+    stats.timeline[bucket]! += 1;
     send(res, 200, 'text/html; charset=utf-8', pageHtml(site, port, page));
   };
   const delay = delayFor(page);

@@ -14,9 +14,13 @@ export interface SiteStats {
   /** Epoch ms of the first and the last content page served (null before any). */
   firstPageAt: number | null;
   lastPageAt: number | null;
+  /** Content pages served per TIMELINE_BUCKET_MS since the first one: the crawl's pace over time. */
+  timeline: number[];
 }
 
-export const emptySiteStats = (): SiteStats => ({ requests: 0, pages: 0, robots: 0, notFound: 0, failed: 0, bytes: 0, byHost: {}, firstPageAt: null, lastPageAt: null });
+export const TIMELINE_BUCKET_MS = 100;
+
+export const emptySiteStats = (): SiteStats => ({ requests: 0, pages: 0, robots: 0, notFound: 0, failed: 0, bytes: 0, byHost: {}, firstPageAt: null, lastPageAt: null, timeline: [] });
 
 /** Content pages a second between the first and the last page served: the crawl's pace once going. */
 export function steadyPagesPerSecond(stats: SiteStats): number | null {
