@@ -64,8 +64,8 @@ export async function loadState(client: pg.ClientBase, t: TableSet, events: read
  * first sight of a fetch or an item) are appended with COPY; only rows that replace a stored one go
  * through INSERT … ON CONFLICT DO UPDATE. That is safe because a job's rows are only written under
  * its row lock, taken in loadState before the lookup: no other transaction can add the same key in
- * between. COPY skips the array literals and the speculative insertion, which were ~40% of what
- * Postgres spent on these rows (measured on the bench crawl).
+ * between. COPY skips the array literals and the speculative insertion: over 100,683 synthetic
+ * events in batches of 250, Postgres spent 2.6 instead of 3.3 CPU-s, node the same.
  */
 export async function writePlan(client: pg.ClientBase, t: TableSet, plan: BatchPlan, stored: StoredState): Promise<void> {
   await bulkUpsert(client, t.jobs, JOB_COLUMNS, plan.jobs, { key: ['job_id'] });

@@ -1,6 +1,7 @@
 /**
- * Appends rows with COPY FROM STDIN (text format): the cheapest way into Postgres, used for the
- * replay's unindexed stage tables where no conflict handling is needed. Values are escaped for the
+ * Appends rows with COPY FROM STDIN (text format): the cheapest way into Postgres, used where no
+ * conflict handling is needed — the replay's unindexed stage tables, and the live projector's rows
+ * seen for the first time (apply-batch.ts). Values are escaped for the
  * COPY text format (backslash, tab, newline, carriage return; NULL as \N); NUL, which Postgres
  * refuses in text, is dropped as bulkUpsert does.
  */
@@ -36,9 +37,9 @@ function field(type: Column<unknown>['type'], v: unknown): string {
   }
 }
 
-/** Serialises rows to COPY text in chunks, so a large batch never becomes one giant string. */
 const CHUNK_ROWS = 2000;
 
+/** Serialises rows to COPY text in chunks, so a large batch never becomes one giant string. */
 function* chunks<R>(columns: readonly Column<R>[], rows: readonly R[], perChunk = CHUNK_ROWS): Generator<string> {
   for (let i = 0; i < rows.length; i += perChunk) {
     let out = '';
