@@ -34,6 +34,7 @@ export interface FlusherOptions {
   readonly lock: SwapLock;
   readonly logger: Logger;
   readonly maxRows?: number;
+  /** Default 500: a longer window holds more events into V8's old generation (peak RSS; README). */
   readonly maxDelayMs?: number;
   /** Flush once no event arrived for this long. Default 200; 0: only `maxRows` and `maxDelayMs`. */
   readonly quietMs?: number;
@@ -72,7 +73,7 @@ export class Flusher {
 
   constructor(private readonly o: FlusherOptions) {
     this.maxRows = o.maxRows ?? 20_000;
-    this.maxDelayMs = o.maxDelayMs ?? 1_000;
+    this.maxDelayMs = o.maxDelayMs ?? 500;
     this.quietMs = o.quietMs ?? 200;
   }
 

@@ -94,7 +94,7 @@ export async function startChProjector(o: ChProjectorOptions): Promise<ChProject
       maxUncommittedPerPartition: maxRows,
       maxBuffered: maxRows * 3,
       drainTimeoutMs: 15_000,
-      // A projection's fetch settings (64 KiB or 200 ms; TRAWL_PROJECTION_FETCH_*): the flusher
+      // A projection's fetch settings (64 KiB or 50 ms; TRAWL_PROJECTION_FETCH_*): the flusher
       // batches anyway, and fetches of a few events each cost ~15% of this process's CPU.
       fetchMinBytes: fetch.minBytes,
       maxWaitTimeMs: fetch.maxWaitTimeInMs,
