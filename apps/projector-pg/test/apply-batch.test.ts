@@ -7,7 +7,7 @@ import { samples } from '@trawl/schemas';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { requireStack } from '@trawl/streams/testing';
 import { decoded, syntheticCrawl } from '@trawl/streams/testing';
-import { applyBatch } from '../src/projector/apply-batch.ts';
+import { applyBatch, type BatchResult } from '../src/projector/apply-batch.ts';
 import { InMemoryReadModel } from '../src/model/in-memory-model.ts';
 import type { ProjectableEvent } from '../src/model/plan-batch.ts';
 import { setupReadModels } from '../src/sql/read-model-setup.ts';
@@ -27,12 +27,13 @@ describe('applyBatch on Postgres', () => {
     await db?.drop();
   });
 
-  async function apply(events: readonly ProjectableEvent[]): Promise<void> {
+  async function apply(events: readonly ProjectableEvent[]): Promise<BatchResult> {
     const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
-      await applyBatch(client, LIVE_TABLES, events);
+      const result = await applyBatch(client, LIVE_TABLES, events);
       await client.query('COMMIT');
+      return result;
     } catch (err) {
       await client.query('ROLLBACK');
       throw err;
@@ -63,9 +64,17 @@ describe('applyBatch on Postgres', () => {
       { item_key: 'k2', fields: { title: 'other' }, event_id: 'e5' },
     ]);
     const job = await db.pool.query('SELECT pages_fetched, items_extracted, bytes, log_seq FROM jobs WHERE job_id = $1', [job_id]);
-    expect(job.rows[0]).toEqual({ pages_fetched: 1, items_extracted: 2, bytes: 300, log_seq: 5 });
+    expect(job.rows[0]).toEqual({ pages_fetched: 1, items_extracted: 2, bytes: 300, log_seq: 2 });
+    // Pages and job events get a line, items none (the page line counts them).
     const log = await db.pool.query('SELECT seq, event_id FROM job_log WHERE job_id = $1 ORDER BY seq', [job_id]);
-    expect(log.rows.map((r) => `${r.seq}:${r.event_id}`)).toEqual(['1:e1', '2:e2', '3:e3', '4:e4', '5:e5']);
+    expect(log.rows.map((r) => `${r.seq}:${r.event_id}`)).toEqual(['1:e1', '2:e3']);
+
+    // Items delivered again (same event ids, under new offsets): the rows they wrote say so.
+    // The earlier extraction e2 was replaced by e4, so it is stale rather than a copy: applied, no effect.
+    const again = await apply([item('e4', 4, 'k1', 'second'), item('e5', 5, 'k2', 'other'), item('e2', 2, 'k1', 'first')]);
+    expect({ applied: again.applied, duplicates: again.duplicates, items: again.rows.items, log: again.rows.log }).toEqual({ applied: 1, duplicates: 2, items: 0, log: 0 });
+    const after = await db.pool.query('SELECT items_extracted, log_seq FROM jobs WHERE job_id = $1', [job_id]);
+    expect(after.rows[0]).toEqual({ items_extracted: 2, log_seq: 2 });
   });
 
   it('stores crawled text holding NUL, which Postgres refuses in text and jsonb, without the NULs', async () => {
@@ -77,9 +86,14 @@ describe('applyBatch on Postgres', () => {
     ]);
     const items = await db.pool.query('SELECT fields FROM job_items WHERE job_id = $1', [job_id]);
     expect(items.rows[0].fields).toEqual({ title: 'AB', 'back\\u0000slash': 'kept \\u0000 as written' });
-    const log = await db.pool.query(`SELECT msg FROM job_log WHERE job_id = $1 AND event = 'ItemExtracted'`, [job_id]);
-    // The log line quotes the label as JSON, so the NUL shows as its escape there.
-    expect(log.rows[0].msg).toContain('"A\\u0000B"');
+  });
+
+  it('stores a log line whose text holds NUL (from a server error message) without it', async () => {
+    const job_id = 'job-nul-log';
+    await apply([{ name: 'PageFailed', value: { ...samples.PageFailed, job_id, fetch_id: 'f1', event_id: 'n3', occurred_at: t(3), url: 'https://nul.example/b', error_message: 'bad\u0000body' } }]);
+    const log = await db.pool.query('SELECT msg, data FROM job_log WHERE job_id = $1', [job_id]);
+    expect(log.rows[0].msg).toContain('badbody');
+    expect(log.rows[0].msg).not.toContain('\u0000');
   });
 
   it('equals the pure model for a crawl applied in batches of every size', async () => {
@@ -106,7 +120,8 @@ describe('applyBatch on Postgres', () => {
         .sort((a, b) => (a.job_id < b.job_id ? -1 : 1)),
     );
     const logged = await db.pool.query('SELECT count(*)::int AS n FROM job_log WHERE job_id = ANY($1)', [jobIds]);
-    expect(logged.rows[0].n).toBe(events.length);
+    expect(logged.rows[0].n).toBe(model.log.length);
+    expect(model.log.length).toBe(events.filter((e) => e.name !== 'ItemExtracted').length);
   });
 });
 

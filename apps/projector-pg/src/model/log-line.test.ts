@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { samples } from '@trawl/schemas';
-import { formatBytes, formatDuration, logLine } from './log-line.ts';
+import { formatBytes, formatDuration, isLogged, logLine } from './log-line.ts';
 
 describe('job log lines', () => {
   it('describes a fetched page with size, time and items', () => {
@@ -25,9 +25,9 @@ describe('job log lines', () => {
     expect(line).toMatchObject({ level: 'warn', msg: 'finished: 12 pages fetched, 1 failed, 36 items, 40 URLs seen in 12.3 s' });
   });
 
-  it('labels an item by its first non-empty field', () => {
-    const line = logLine('ItemExtracted', { ...samples.ItemExtracted, url: 'https://a.example/', fields: { empty: ' ', title: 'Senior  Rust\ndev' } });
-    expect(line.msg).toBe('item "Senior Rust dev" from https://a.example/');
+  it('gives items no line of their own: the page line counts them', () => {
+    expect(isLogged('ItemExtracted')).toBe(false);
+    expect(isLogged('PageFetched')).toBe(true);
   });
 
   it('formats sizes and durations for people', () => {

@@ -1,14 +1,25 @@
 /**
- * The human side of a job: one log line per job event, as `GET /jobs/:id/logs` shows them, e.g.
- * `fetched https://shop.example/p/1 200 (5.1 KB, 42 ms, 3 items)`. `data` keeps the figures for
- * clients that render their own.
+ * The human side of a job: one log line per job and page event, as `GET /jobs/:id/logs` shows
+ * them, e.g. `fetched https://shop.example/p/1 200 (5.1 KB, 42 ms, 3 items)`. `data` keeps the
+ * figures for clients that render their own.
+ *
+ * Items have no line of their own: the page's line counts them and `GET /jobs/:id/items` lists
+ * them. A line per item made the log ten times the pages on a listing site (most of the job
+ * log's rows and of projector-pg's Postgres work) while saying what the items endpoint says.
  */
 import type { EventMap } from '@trawl/schemas';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
-/** The events a job log is made of (TargetDue and FetchRequested are not on the projected topics). */
+/** The events of a job on the projected topics (TargetDue and FetchRequested are not on them). */
 export type JobEventName = 'CrawlRequested' | 'JobDispatched' | 'PageFetched' | 'PageFailed' | 'ItemExtracted' | 'JobCompleted' | 'JobFailed' | 'JobCancelled';
+
+/** The events that get a log line: every job event but ItemExtracted. */
+export type LoggedEventName = Exclude<JobEventName, 'ItemExtracted'>;
+
+export function isLogged(name: JobEventName): name is LoggedEventName {
+  return name !== 'ItemExtracted';
+}
 
 export interface LogLine {
   readonly level: LogLevel;
@@ -38,15 +49,7 @@ export function formatDuration(ms: number): string {
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
-/** An item's label: its first non-empty field, cut short, else its key. */
-function itemLabel(fields: Readonly<Record<string, string>>, key: string): string {
-  const first = Object.values(fields).find((v) => v.trim() !== '');
-  if (!first) return key;
-  const text = first.trim().replace(/\s+/g, ' ');
-  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
-}
-
-export function logLine<N extends JobEventName>(name: N, event: EventMap[N]): LogLine {
+export function logLine<N extends LoggedEventName>(name: N, event: EventMap[N]): LogLine {
   switch (name) {
     case 'CrawlRequested': {
       const e = event as EventMap['CrawlRequested'];
@@ -90,14 +93,6 @@ export function logLine<N extends JobEventName>(name: N, event: EventMap[N]): Lo
         level: 'error',
         msg: `failed ${e.url}${status} after ${plural(e.attempts, 'attempt')}: ${e.error_code} ${e.error_message}`,
         data: { fetch_id: e.fetch_id, url: e.url, status: e.status, error_code: e.error_code, attempts: e.attempts, depth: e.depth },
-      };
-    }
-    case 'ItemExtracted': {
-      const e = event as EventMap['ItemExtracted'];
-      return {
-        level: 'info',
-        msg: `item ${itemLabel(e.fields, e.item_key)} from ${e.url}`,
-        data: { item_key: e.item_key, fetch_id: e.fetch_id, url: e.url },
       };
     }
     case 'JobCompleted': {

@@ -5,8 +5,9 @@
  *
  * A batch's effect is idempotent: an event whose id is already in the job log is skipped, a
  * fetch or item seen before replaces its row by precedence instead of adding to the counters.
- * So even an event re-emitted under a new offset (a producer that crashed after sending) counts
- * once; offsets in the same transaction take care of plain redelivery.
+ * Items have no log line (log-line.ts): an item whose stored row was written by the same event
+ * is the duplicate. So even an event re-emitted under a new offset (a producer that crashed after
+ * sending) counts once; offsets in the same transaction take care of plain redelivery.
  */
 import type { DecodedEvent } from '@trawl/streams';
 import type { EventMap } from '@trawl/schemas';
@@ -16,7 +17,7 @@ import {
 } from './job-row.ts';
 import { contribution, pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
 import { itemFromEvent, itemKey, replacesItem, type ItemRow, type ItemVersion } from './item-row.ts';
-import { logLine, type JobEventName, type LogLevel } from './log-line.ts';
+import { isLogged, logLine, type JobEventName, type LoggedEventName, type LogLevel } from './log-line.ts';
 
 /** What planBatch needs to know of an event: its type and body (a DecodedEvent fits). */
 export type ProjectableEvent = Pick<DecodedEvent, 'name' | 'value'>;
@@ -27,7 +28,7 @@ export interface LogRow {
   ts: Date;
   level: LogLevel;
   msg: string;
-  event: JobEventName;
+  event: LoggedEventName;
   event_id: string;
   data: Readonly<Record<string, unknown>>;
 }
@@ -52,6 +53,7 @@ export interface BatchPlan {
 
 export interface BatchKeys {
   readonly jobIds: string[];
+  /** Of the logged events: whether the job log holds them already. */
   readonly eventIds: string[];
   readonly pages: [job_id: string, fetch_id: string][];
   readonly items: [job_id: string, item_key: string][];
@@ -75,7 +77,7 @@ export function batchKeys(events: readonly ProjectableEvent[]): BatchKeys {
     if (!isJobEvent(e)) continue;
     const v = e.value;
     jobIds.add(v.job_id);
-    eventIds.add(v.event_id);
+    if (isLogged(e.name)) eventIds.add(v.event_id);
     if (e.name === 'PageFetched' || e.name === 'PageFailed') {
       const p = v as EventMap['PageFetched'];
       pages.set(pageKey(p.job_id, p.fetch_id), [p.job_id, p.fetch_id]);
@@ -120,6 +122,25 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
       continue;
     }
     seen.add(v.event_id);
+    if (e.name === 'ItemExtracted') {
+      const row = itemFromEvent(v as EventMap['ItemExtracted']);
+      const key = itemKey(row.job_id, row.item_key);
+      const before = itemVersions.get(key) ?? stored.items.get(key);
+      if (before?.event_id === row.event_id) {
+        duplicates++;
+        continue;
+      }
+      applied++;
+      const job = jobOf(v.job_id);
+      if (!before) job.items_extracted += 1;
+      if (replacesItem(before, row)) {
+        items.set(key, row);
+        itemVersions.set(key, row);
+      }
+      job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
+      settle(job);
+      continue;
+    }
     applied++;
     const job = jobOf(v.job_id);
     switch (e.name) {
@@ -155,22 +176,12 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
         job.first_page_at = minDate(job.first_page_at, v.occurred_at);
         break;
       }
-      case 'ItemExtracted': {
-        const row = itemFromEvent(v as EventMap['ItemExtracted']);
-        const key = itemKey(row.job_id, row.item_key);
-        const before = itemVersions.get(key) ?? stored.items.get(key);
-        if (!before) job.items_extracted += 1;
-        if (replacesItem(before, row)) {
-          items.set(key, row);
-          itemVersions.set(key, row);
-        }
-        break;
-      }
     }
-    const line = logLine(e.name, v);
+    const name = e.name as LoggedEventName;
+    const line = logLine(name, v as EventMap[LoggedEventName]);
     job.log_seq += 1;
     job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
-    log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: e.name, event_id: v.event_id, data: line.data });
+    log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: name, event_id: v.event_id, data: line.data });
     settle(job);
   }
 

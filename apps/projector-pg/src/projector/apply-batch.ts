@@ -38,8 +38,10 @@ export async function loadState(client: pg.ClientBase, t: TableSet, events: read
   const jobRows = await client.query(`SELECT * FROM ${ident(t.jobs)} WHERE job_id = ANY($1::text[]) ORDER BY job_id FOR UPDATE`, [keys.jobIds]);
   for (const r of jobRows.rows) jobs.set(String(r.job_id), jobFromDb(r));
 
-  const logged = await client.query<{ event_id: string }>(`SELECT event_id FROM ${ident(t.log)} WHERE event_id = ANY($1::text[])`, [keys.eventIds]);
-  for (const r of logged.rows) loggedEventIds.add(r.event_id);
+  if (keys.eventIds.length > 0) {
+    const logged = await client.query<{ event_id: string }>(`SELECT event_id FROM ${ident(t.log)} WHERE event_id = ANY($1::text[])`, [keys.eventIds]);
+    for (const r of logged.rows) loggedEventIds.add(r.event_id);
+  }
 
   if (keys.pages.length > 0) {
     const res = await client.query(

@@ -21,7 +21,7 @@ import {
 } from '../model/job-row.ts';
 import { pageFromFailed, pageFromFetched, type PageRow } from '../model/page-row.ts';
 import { itemFromEvent, type ItemRow } from '../model/item-row.ts';
-import { logLine, type JobEventName } from '../model/log-line.ts';
+import { isLogged, logLine, type JobEventName, type LoggedEventName } from '../model/log-line.ts';
 import type { LogRow, ProjectableEvent } from '../model/plan-batch.ts';
 import { bulkUpsert, type Column } from '../sql/bulk-upsert.ts';
 import { copyRows } from '../sql/copy-rows.ts';
@@ -108,8 +108,10 @@ export class BulkBuilder {
           continue;
       }
       job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
-      const line = logLine(e.name as JobEventName, e.value as EventMap[JobEventName]);
-      log.push({ job_id: v.job_id, ts: v.occurred_at, level: line.level, msg: line.msg, event: e.name as JobEventName, event_id: v.event_id, data: line.data });
+      const name = e.name as JobEventName;
+      if (!isLogged(name)) continue; // items: the page's line counts them (log-line.ts)
+      const line = logLine(name, e.value as EventMap[LoggedEventName]);
+      log.push({ job_id: v.job_id, ts: v.occurred_at, level: line.level, msg: line.msg, event: name, event_id: v.event_id, data: line.data });
     }
     // Three independent appends: no transaction needed, a failed replay drops the stage.
     await Promise.all([
