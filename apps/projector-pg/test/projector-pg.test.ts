@@ -7,7 +7,7 @@ import { startPgProjector } from '../src/projector/live-projector.ts';
 import { applyBatch } from '../src/projector/apply-batch.ts';
 import { tableSetChecksum } from '../src/sql/checksum.ts';
 import { LIVE_TABLES } from '../src/sql/tables.ts';
-import { projectionName } from '../src/version.ts';
+import { PROJECTION_VERSION, projectionName } from '../src/version.ts';
 import { createHarness, waitForCatchUp, type Harness } from './support/harness.ts';
 import { compareWithEvents } from './support/compare.ts';
 import { syntheticCrawl } from '@trawl/streams/testing';
@@ -104,8 +104,8 @@ describe('projector-pg against the real stack', () => {
       onSuperseded: (err) => (superseded = err),
     });
     const before = await tableSetChecksum(pool, LIVE_TABLES);
-    // What a replay of version 2 records when it swaps its tables in.
-    await pool.query(`UPDATE projection_versions SET version = 2 WHERE projection = 'pg'`);
+    // What a replay of the next version records when it swaps its tables in.
+    await pool.query(`UPDATE projection_versions SET version = $1 WHERE projection = 'pg'`, [PROJECTION_VERSION + 1]);
     try {
       await h.produce(syntheticCrawl({ jobs: 1, pagesPerJob: 3, seed: 13, runId: `${h.id}-c` }));
       await expect.poll(() => superseded?.code, { timeout: 30_000, interval: 100 }).toBe('PG_PROJECTION_SUPERSEDED');
@@ -113,7 +113,7 @@ describe('projector-pg against the real stack', () => {
     } finally {
       await projection.stop();
       projection = undefined;
-      await pool.query(`UPDATE projection_versions SET version = 1 WHERE projection = 'pg'`);
+      await pool.query(`UPDATE projection_versions SET version = $1 WHERE projection = 'pg'`, [PROJECTION_VERSION]);
     }
   });
 });
