@@ -115,32 +115,20 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
     return job;
   };
 
+  const itemBefore = (i: ItemRow): ItemVersion | undefined => {
+    const key = itemKey(i.job_id, i.item_key);
+    return itemVersions.get(key) ?? stored.items.get(key);
+  };
+
   for (const e of [...events].filter(isJobEvent).sort(byTime)) {
     const v = e.value;
-    if (seen.has(v.event_id) || stored.loggedEventIds.has(v.event_id)) {
+    const item = e.name === 'ItemExtracted' ? itemFromEvent(v as EventMap['ItemExtracted']) : undefined;
+    // Items have no log line: a stored item written by this very event is the copy.
+    if (seen.has(v.event_id) || stored.loggedEventIds.has(v.event_id) || (item && itemBefore(item)?.event_id === item.event_id)) {
       duplicates++;
       continue;
     }
     seen.add(v.event_id);
-    if (e.name === 'ItemExtracted') {
-      const row = itemFromEvent(v as EventMap['ItemExtracted']);
-      const key = itemKey(row.job_id, row.item_key);
-      const before = itemVersions.get(key) ?? stored.items.get(key);
-      if (before?.event_id === row.event_id) {
-        duplicates++;
-        continue;
-      }
-      applied++;
-      const job = jobOf(v.job_id);
-      if (!before) job.items_extracted += 1;
-      if (replacesItem(before, row)) {
-        items.set(key, row);
-        itemVersions.set(key, row);
-      }
-      job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
-      settle(job);
-      continue;
-    }
     applied++;
     const job = jobOf(v.job_id);
     switch (e.name) {
@@ -176,12 +164,24 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
         job.first_page_at = minDate(job.first_page_at, v.occurred_at);
         break;
       }
+      case 'ItemExtracted': {
+        const row = item!; // built above for the copy check
+        const before = itemBefore(row);
+        if (!before) job.items_extracted += 1;
+        if (replacesItem(before, row)) {
+          const key = itemKey(row.job_id, row.item_key);
+          items.set(key, row);
+          itemVersions.set(key, row);
+        }
+        break;
+      }
     }
-    const name = e.name as LoggedEventName;
-    const line = logLine(name, v as EventMap[LoggedEventName]);
-    job.log_seq += 1;
     job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
-    log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: name, event_id: v.event_id, data: line.data });
+    if (isLogged(e.name)) {
+      const line = logLine(e.name, v as EventMap[LoggedEventName]);
+      job.log_seq += 1;
+      log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: e.name, event_id: v.event_id, data: line.data });
+    }
     settle(job);
   }
 
