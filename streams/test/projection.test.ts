@@ -198,4 +198,43 @@ describe('runProjection', () => {
     }
     expect(await model.counts(db)).toEqual({ rows: 345, distinct: 345, total: 345 });
   });
+
+  it('with combinePartitions, applies the batches of several partitions in one transaction, each event once', async () => {
+    const partitionsPerApply: number[] = [];
+    const count = model.apply();
+    let failed = false;
+    const projection = await runProjection(
+      options({
+        combinePartitions: true,
+        apply: async (events, tx) => {
+          const partitions = new Set(events.map((e) => e.partition)).size;
+          // The first combined transaction fails: each of its batches is retried (alone, then combined again).
+          if (partitions > 1 && !failed) {
+            failed = true;
+            throw new Error('injected: a combined transaction fails');
+          }
+          partitionsPerApply.push(partitions);
+          await count(events, tx);
+        },
+      }),
+    );
+    let added = 0;
+    try {
+      await projection.ready;
+      // A fetch hands each partition's batch over separately; events produced together meet in one transaction.
+      while (added < 400 && !partitionsPerApply.some((n) => n > 1)) {
+        await produce(40);
+        added += 40;
+        await waitFor(async () => (await storedTotal()) === (await logEnd()), { message: 'the combined batches' });
+      }
+    } finally {
+      await projection.stop();
+    }
+    expect(failed).toBe(true);
+    expect(projection.stats().failures).toBeGreaterThanOrEqual(2);
+    expect(partitionsPerApply.some((n) => n > 1)).toBe(true);
+    const total = 345 + added;
+    expect(await model.counts(db)).toEqual({ rows: total, distinct: total, total });
+    expect(projection.stats().applied).toBe(added);
+  });
 });

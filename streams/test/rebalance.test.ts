@@ -185,7 +185,7 @@ describe('two group members rebalancing while work is in flight', () => {
     }
   });
 
-  it('a projection built with the helper counts every event exactly once', async () => {
+  it.each([false, true])('a projection built with the helper counts every event exactly once (combinePartitions %s)', async (combinePartitions) => {
     const topic = h.topics.names.events!;
     const model = countingModel(testId('rebalance'));
     const name = `proj-${model.table}`;
@@ -234,6 +234,7 @@ describe('two group members rebalancing while work is in flight', () => {
         // Slow transactions keep batches in flight while the group rebalances.
         apply,
         partitionsConsumedConcurrently: 2,
+        combinePartitions,
         // Small batches: many transactions per partition, so the rebalance lands mid-stream.
         maxBytesPerPartition: 8 * 1024,
         sessionTimeoutMs: 10_000,

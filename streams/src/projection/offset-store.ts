@@ -5,6 +5,7 @@
  * offset is at or past the row, and moves the row in the same commit.
  */
 import type pg from 'pg';
+import { tpKey } from '../consumer/pause-control.ts';
 
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
@@ -45,26 +46,46 @@ export async function loadOffset(db: Queryable, projection: string, topic: strin
   return rows[0] ? BigInt(rows[0].next_offset) : 0n;
 }
 
-/**
- * Inside a transaction: locks the partition's row (creating it at 0) and returns its offset.
- * The lock serialises two members that both believe they own the partition during a
- * rebalance; the second sees the first's offset and skips what it applied.
- */
-export async function lockOffset(tx: Queryable, projection: string, topic: string, partition: number): Promise<bigint> {
-  // One round trip: the no-op update of an existing row takes its row lock as FOR UPDATE would.
-  const { rows } = await tx.query<{ next_offset: string }>(
-    `INSERT INTO ${OFFSETS_TABLE} AS o (projection, topic, partition, next_offset) VALUES ($1, $2, $3, 0)
-     ON CONFLICT (projection, topic, partition) DO UPDATE SET next_offset = o.next_offset
-     RETURNING next_offset`,
-    [projection, topic, partition],
-  );
-  return BigInt(rows[0]!.next_offset);
+export interface PartitionRef {
+  readonly topic: string;
+  readonly partition: number;
 }
 
-export async function saveOffset(tx: Queryable, projection: string, topic: string, partition: number, nextOffset: bigint): Promise<void> {
+/**
+ * Inside a transaction: locks the partitions' rows (creating missing ones at 0) and returns their
+ * offsets, keyed by tpKey. The locks serialise two members that both believe they own a
+ * partition during a rebalance; the second sees the first's offset and skips what it applied.
+ * Rows are locked in (topic, partition) order, so two transactions over overlapping partitions
+ * queue instead of deadlocking.
+ */
+export async function lockOffsets(tx: Queryable, projection: string, partitions: readonly PartitionRef[]): Promise<Map<string, bigint>> {
+  const unique = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), p]));
+  const refs = [...unique.values()];
+  // One round trip: the no-op update of an existing row takes its row lock as FOR UPDATE would.
+  const { rows } = await tx.query<{ topic: string; partition: number; next_offset: string }>(
+    `INSERT INTO ${OFFSETS_TABLE} AS o (projection, topic, partition, next_offset)
+     SELECT $1, k.topic, k.partition, 0 FROM unnest($2::text[], $3::int[]) AS k(topic, partition) ORDER BY k.topic, k.partition
+     ON CONFLICT (projection, topic, partition) DO UPDATE SET next_offset = o.next_offset
+     RETURNING topic, partition, next_offset`,
+    [projection, refs.map((r) => r.topic), refs.map((r) => r.partition)],
+  );
+  return new Map(rows.map((r) => [tpKey(r.topic, r.partition), BigInt(r.next_offset)]));
+}
+
+/** Moves the partitions' rows forward (never back) to the given next offsets. */
+export async function saveOffsets(tx: Queryable, projection: string, offsets: readonly (PartitionRef & { readonly nextOffset: bigint })[]): Promise<void> {
+  const highest = new Map<string, PartitionRef & { nextOffset: bigint }>();
+  for (const o of offsets) {
+    const key = tpKey(o.topic, o.partition);
+    const seen = highest.get(key);
+    if (!seen || o.nextOffset > seen.nextOffset) highest.set(key, { ...o });
+  }
+  const rows = [...highest.values()];
   await tx.query(
-    `UPDATE ${OFFSETS_TABLE} SET next_offset = GREATEST(next_offset, $4) WHERE projection = $1 AND topic = $2 AND partition = $3`,
-    [projection, topic, partition, String(nextOffset)],
+    `UPDATE ${OFFSETS_TABLE} AS o SET next_offset = GREATEST(o.next_offset, k.next_offset)
+       FROM unnest($2::text[], $3::int[], $4::bigint[]) AS k(topic, partition, next_offset)
+      WHERE o.projection = $1 AND o.topic = k.topic AND o.partition = k.partition`,
+    [projection, rows.map((r) => r.topic), rows.map((r) => r.partition), rows.map((r) => String(r.nextOffset))],
   );
 }
 

@@ -1,7 +1,9 @@
 /**
  * runProjection: a consumer for read models with exactly-once effect. Each batch of one
  * partition is decoded and applied in ONE Postgres transaction together with the partition's
- * `stream_offsets` row; an event applies if and only if its offset is at or past that row.
+ * `stream_offsets` row; an event applies if and only if its offset is at or past that row. With
+ * `combinePartitions`, batches of several partitions share one transaction (group commit), each
+ * with its own row, locked and moved in that transaction.
  * Kafka's group commits are a convenience (they keep lag visible and restarts short); Postgres
  * is the truth.
  *
@@ -46,7 +48,7 @@ import { HeartbeatKeeper } from '../consumer/heartbeat-keeper.ts';
 import { defaultMetrics } from '../metrics/metrics-registry.ts';
 import { ProjectionMetrics, type ProjectionStats } from '../metrics/projection-metrics.ts';
 import { startStatsLog } from '../metrics/stats-log.ts';
-import { ensureOffsetsTable, loadOffset, lockOffset, saveOffset } from './offset-store.ts';
+import { ensureOffsetsTable, loadOffset, lockOffsets, saveOffsets } from './offset-store.ts';
 import { inTransaction } from './pg-transaction.ts';
 import { projectionFetchSettings, type Projection, type ProjectedEvent, type ProjectionOptions } from './projection-options.ts';
 
@@ -59,6 +61,15 @@ interface Position {
   positioned: boolean;
   committedToGroup: bigint;
   highWatermark: bigint | undefined;
+}
+
+/** One partition's decoded batch, on its way into a transaction. */
+interface PartitionBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly events: readonly ProjectedEvent[];
+  /** The offset after the batch's last message (dead letters and skipped events included). */
+  readonly nextAfter: bigint;
 }
 
 type GroupCommit = (offsets: { topic: string; partition: number; offset: string }[]) => Promise<void>;
@@ -82,6 +93,9 @@ class PostgresProjection implements Projection {
   private readonly heartbeats: HeartbeatKeeper;
   private readonly positions = new Map<string, Position>();
   private readonly backoffs = new Map<string, Backoff>();
+  /** combinePartitions: batches waiting for the next combined transaction, and the one running. */
+  private queued: (PartitionBatch & { resolve(applied: number): void; reject(err: unknown): void })[] = [];
+  private combining: Promise<void> | undefined;
   private consumer: Consumer | undefined;
   private groupCommit: GroupCommit | undefined;
   private active = 0;
@@ -234,13 +248,10 @@ class PostgresProjection implements Projection {
           await Promise.all(deadLetters.map((d) => this.producer.sendRaw(d)));
           this.metrics.deadLettered(deadLetters.length);
         }
-        const applied = await inTransaction(this.pool, async (tx) => {
-          const stored = await lockOffset(tx, this.name, topic, partition);
-          const toApply = events.filter((e) => BigInt(e.offset) >= stored);
-          if (toApply.length > 0) await this.o.apply(toApply, tx);
-          await saveOffset(tx, this.name, topic, partition, nextAfter);
-          return toApply.length;
-        });
+        // A partition that failed before runs alone: one bad batch must not stall the others.
+        const share = this.o.combinePartitions === true && !this.backoffs.has(key);
+        const own: PartitionBatch = { topic, partition, events, nextAfter };
+        const applied = share ? await this.combined(own) : (await this.applyGroup([own]))[0]!;
         this.metrics.applied(topic, applied);
         this.metrics.skipped(events.length - applied);
         this.metrics.batch();
@@ -251,6 +262,52 @@ class PostgresProjection implements Projection {
     } catch (err) {
       this.retryLater(topic, partition, err);
     }
+  }
+
+  /**
+   * Group commit: the batch joins the next combined transaction. While one runs, batches of other
+   * partitions queue, and all of them go in the next; the first waits one turn of the event loop so
+   * that the partitions of the same fetch come along. Resolves with the batch's applied count, or
+   * rejects with the transaction's error (every batch in it is then retried on its own).
+   */
+  private combined(batch: PartitionBatch): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.queued.push({ ...batch, resolve, reject });
+      this.kickCombined();
+    });
+  }
+
+  private kickCombined(): void {
+    if (this.combining || this.queued.length === 0) return;
+    this.combining = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(async () => {
+        const group = this.queued.splice(0);
+        try {
+          const applied = await this.applyGroup(group);
+          group.forEach((b, i) => b.resolve(applied[i]!));
+        } catch (err) {
+          group.forEach((b) => b.reject(err));
+        }
+      })
+      .finally(() => {
+        this.combining = undefined;
+        this.kickCombined();
+      });
+  }
+
+  /**
+   * One transaction for the batches of one or more partitions: lock their offset rows, apply what
+   * lies at or past them, move the rows. Returns each batch's applied count.
+   */
+  private async applyGroup(group: readonly PartitionBatch[]): Promise<number[]> {
+    return inTransaction(this.pool, async (tx) => {
+      const stored = await lockOffsets(tx, this.name, group);
+      const toApply = group.map((b) => b.events.filter((e) => BigInt(e.offset) >= stored.get(tpKey(b.topic, b.partition))!));
+      const all = toApply.flat();
+      if (all.length > 0) await this.o.apply(all, tx);
+      await saveOffsets(tx, this.name, group.map((b) => ({ topic: b.topic, partition: b.partition, nextOffset: b.nextAfter })));
+      return toApply.map((events) => events.length);
+    });
   }
 
   private async decodeAll(topic: string, partition: number, messages: readonly KafkaMessage[]): Promise<{ events: ProjectedEvent[]; deadLetters: RawMessage[] }> {

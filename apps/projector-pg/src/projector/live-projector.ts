@@ -48,6 +48,8 @@ export async function startPgProjector(options: PgProjectorOptions = {}): Promis
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.statsLogIntervalMs !== undefined ? { statsLogIntervalMs: options.statsLogIntervalMs } : {}),
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 4,
+    // A job's events on the jobs, pages and items topics all update its job row: one transaction for them (streams' group commit).
+    combinePartitions: true,
     startTimeoutMs: options.startTimeoutMs ?? 10 * 60_000,
     setup: async (pool) => {
       await setupReadModels(pool);
