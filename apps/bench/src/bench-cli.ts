@@ -17,12 +17,13 @@ import { ratio, spread, summarise, type ContenderSummary } from './report/summar
 import { progress, say, table } from './report/print-table.ts';
 import { writeResults } from './report/write-results.ts';
 
-type Run = (TrawlRun | ScriptRun) & { readonly round: number; readonly machineBusy: number };
+/** `round` counts from 1: the measured rounds, and apart from them the warm-up rounds (`warmup` set). */
+type Run = (TrawlRun | ScriptRun) & { readonly round: number; readonly warmup: boolean; readonly machineBusy: number };
 
 const options = parseBenchOptions();
-const { site: siteOptions, rounds, concurrency, contenders } = options;
+const { site: siteOptions, rounds, warmupRounds, concurrency, contenders } = options;
 const startedAt = new Date();
-say(`Trawl bench — ${siteOptions.pages} pages × ${siteOptions.links} links, ${siteOptions.items} items/page, ${siteOptions.hosts} host(s), concurrency ${concurrency}, ${rounds} round(s)`);
+say(`Trawl bench — ${siteOptions.pages} pages × ${siteOptions.links} links, ${siteOptions.items} items/page, ${siteOptions.hosts} host(s), concurrency ${concurrency}, ${rounds} round(s) after ${warmupRounds} warm-up round(s)`);
 say(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start; node ${process.version}`);
 
 const site: SiteProcess = await startSite({
@@ -41,7 +42,7 @@ const trawlSetups = [
 ];
 const names: string[] = [...trawlSetups.map((t) => t.label), ...contenders.filter((c) => c !== 'trawl')];
 const trawls = new Map<string, TrawlContender>();
-const runs: Run[] = [];
+const allRuns: Run[] = [];
 try {
   for (const t of trawlSetups) {
     progress(`starting a Trawl pipeline "${t.label}": 1 frontier, ${options.workers} worker(s), projectors: ${options.projectors ? availableProjectors().join(', ') || 'none exist yet' : 'off'}${Object.keys(t.env).length ? `, ${JSON.stringify(t.env)}` : ''}`);
@@ -57,7 +58,12 @@ try {
     trawls.set(t.label, trawl);
     progress(`pipeline "${t.label}" ready (prefix ${trawl.pipeline.prefix})`);
   }
-  for (let r = 0; r < rounds; r++) {
+  // Warm-up rounds first, the same for every contender: they carry the JIT warm-up of the kept
+  // pipeline's services and of the broker, and the machine's own (site server, caches, clocks);
+  // Crawlee and the limit start a fresh process every round, warm-up or not. README: "Warm-up".
+  for (let r = 0; r < warmupRounds + rounds; r++) {
+    const warmup = r < warmupRounds;
+    const label = warmup ? `warm-up ${r + 1}` : `round ${r - warmupRounds + 1}`;
     const order = names.map((_, i) => names[(i + r) % names.length]!);
     for (const name of order) {
       const cpuBefore = machineCpuSeconds();
@@ -67,8 +73,8 @@ try {
         : await runScriptContender(name as 'crawlee' | 'limit', site, { concurrency, crawleeAutoscale: options.crawleeAutoscale });
       const cpuAfter = machineCpuSeconds();
       const machineBusy = round((cpuAfter.busy - cpuBefore.busy) / Math.max(0.001, cpuAfter.total - cpuBefore.total), 2);
-      runs.push({ ...run, round: r + 1, machineBusy });
-      progress(`round ${r + 1} ${name}: ${run.pages} pages in ${run.seconds} s = ${run.pagesPerSecond} pages/s (machine ${Math.round(machineBusy * 100)}% busy)`);
+      allRuns.push({ ...run, round: warmup ? r + 1 : r - warmupRounds + 1, warmup, machineBusy });
+      progress(`${label} ${name}: ${run.pages} pages in ${run.seconds} s = ${run.pagesPerSecond} pages/s (machine ${Math.round(machineBusy * 100)}% busy)`);
       if (run.pages !== siteOptions.pages) progress(`WARNING: ${name} fetched ${run.pages} of ${siteOptions.pages} pages`);
     }
   }
@@ -77,6 +83,7 @@ try {
   await site.close();
 }
 
+const runs = allRuns.filter((r) => !r.warmup);
 const summaries = new Map<string, ContenderSummary>();
 for (const c of names) summaries.set(c, summarise(c, runs.filter((r) => r.contender === c)));
 const trawl = trawls.get('trawl');
@@ -121,8 +128,8 @@ say();
 say(
   table(
     ['round', 'contender', 'pages', 'seconds', 'pages/s', 'own CPU s', 'machine busy'],
-    runs.map((r) => [
-      r.round,
+    allRuns.map((r) => [
+      r.warmup ? `w${r.round}` : r.round,
       r.contender,
       r.pages,
       r.seconds,
@@ -140,6 +147,7 @@ say(
   ),
 );
 say();
+if (warmupRounds > 0) say(`(medians over rounds 1–${rounds}; the warm-up round(s) w… are not counted)`);
 say(`Trawl / Crawlee = ${ratios.trawlOverCrawlee ?? '–'} (target ≥ 2)    Trawl / limit = ${ratios.trawlOverLimit ?? '–'} (target ≥ 0.5)    Crawlee / limit = ${ratios.crawleeOverLimit ?? '–'}`);
 for (const v of options.variants) say(`Trawl / ${v.label} = ${ratios[`trawlOver_${v.label}`] ?? '–'}    ${v.label} / Crawlee = ${ratios[`${v.label}_OverCrawlee`] ?? '–'}    (${JSON.stringify(v.env)})`);
 say();
@@ -173,7 +181,7 @@ const file = writeResults(options.out ?? 'bench.json', {
   summaries: Object.fromEntries(summaries),
   steadyPagesPerSecond: Object.fromEntries(steady),
   trawl: trawlExtra,
-  runs,
+  runs: allRuns,
 });
 say();
 say(`JSON: ${file}`);

@@ -8,6 +8,8 @@ export interface BenchOptions {
   readonly jitterMs: number;
   readonly failRate: number;
   readonly rounds: number;
+  /** Rounds run first and left out of the figures (kept in the JSON, marked). */
+  readonly warmupRounds: number;
   readonly concurrency: number;
   readonly workers: number;
   readonly eventPartitions: number;
@@ -46,6 +48,7 @@ export const USAGE = `options (all optional):
   --latency-ms L       server think time per page (default 0); --jitter-ms J adds 0..J
   --fail-rate R        fraction of pages answering 503 once (default 0)
   --rounds R           interleaved rounds (default 3)
+  --warmup-rounds W    rounds of every contender run first and not counted (default 1; 0 for none)
   --concurrency C      pages in flight, every contender (default 32)
   --workers W          Trawl worker processes (default 1: one host is one partition, see README)
   --event-partitions P, --fetch-partitions F   Trawl topic partitions (default 6, 12)
@@ -69,6 +72,7 @@ export function parseBenchOptions(argv: readonly string[] = process.argv.slice(2
       'jitter-ms': { type: 'string' },
       'fail-rate': { type: 'string' },
       rounds: { type: 'string' },
+      'warmup-rounds': { type: 'string' },
       concurrency: { type: 'string' },
       workers: { type: 'string' },
       'event-partitions': { type: 'string' },
@@ -105,6 +109,7 @@ export function parseBenchOptions(argv: readonly string[] = process.argv.slice(2
     jitterMs: num('jitter-ms', 0),
     failRate: num('fail-rate', 0),
     rounds: num('rounds', 3, 1),
+    warmupRounds: num('warmup-rounds', 1),
     concurrency: num('concurrency', 32, 1),
     workers: num('workers', 1, 1),
     eventPartitions: num('event-partitions', 6, 1),
