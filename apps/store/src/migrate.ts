@@ -18,18 +18,12 @@ export async function migrate(pool: pg.Pool, owner: string, migrations: readonly
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`trawl-migrate:${owner}`]);
     // The owners' locks differ, and two CREATE TABLE IF NOT EXISTS at once can both pass the check
     // (the loser fails on pg_type's unique index): services starting together on a fresh database
-    // create the shared table one at a time, under a lock of its own held for that step only.
-    await client.query('BEGIN');
-    try {
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('trawl-migrate:schema_migrations'))");
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    // create the shared table one at a time. One simple query is one implicit transaction, so the
+    // lock is held for this step only.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('trawl-migrate:schema_migrations'));
+      CREATE TABLE IF NOT EXISTS schema_migrations (
         owner text NOT NULL, id int NOT NULL, description text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (owner, id))`);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
     const { rows } = await client.query<{ id: number }>('SELECT id FROM schema_migrations WHERE owner = $1', [owner]);
     const done = new Set(rows.map((r) => r.id));
     const applied: number[] = [];

@@ -53,14 +53,13 @@ export interface PartitionRef {
 
 /**
  * Inside a transaction: locks the partitions' rows (creating missing ones at 0) and returns their
- * offsets, keyed by tpKey. The locks serialise two members that both believe they own a
- * partition during a rebalance; the second sees the first's offset and skips what it applied.
- * Rows are locked in (topic, partition) order, so two transactions over overlapping partitions
- * queue instead of deadlocking.
+ * stored offsets, one per partition, keyed by tpKey. The locks serialise two members that both
+ * believe they own a partition during a rebalance; the second sees the first's offset and skips
+ * what it applied. Rows are locked in (topic, partition) order, so two transactions over
+ * overlapping partitions queue instead of deadlocking.
  */
-export async function lockOffsets(tx: Queryable, projection: string, partitions: readonly PartitionRef[]): Promise<Map<string, bigint>> {
-  const unique = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), p]));
-  const refs = [...unique.values()];
+export async function lockOffsets(tx: Queryable, projection: string, partitions: readonly PartitionRef[]): Promise<Map<string, StoredOffset>> {
+  const refs = [...new Map(partitions.map((p) => [tpKey(p.topic, p.partition), p])).values()];
   // One round trip: the no-op update of an existing row takes its row lock as FOR UPDATE would.
   const { rows } = await tx.query<{ topic: string; partition: number; next_offset: string }>(
     `INSERT INTO ${OFFSETS_TABLE} AS o (projection, topic, partition, next_offset)
@@ -69,23 +68,16 @@ export async function lockOffsets(tx: Queryable, projection: string, partitions:
      RETURNING topic, partition, next_offset`,
     [projection, refs.map((r) => r.topic), refs.map((r) => r.partition)],
   );
-  return new Map(rows.map((r) => [tpKey(r.topic, r.partition), BigInt(r.next_offset)]));
+  return new Map(rows.map((r) => [tpKey(r.topic, r.partition), { topic: r.topic, partition: r.partition, nextOffset: BigInt(r.next_offset) }]));
 }
 
-/** Moves the partitions' rows forward (never back) to the given next offsets. */
-export async function saveOffsets(tx: Queryable, projection: string, offsets: readonly (PartitionRef & { readonly nextOffset: bigint })[]): Promise<void> {
-  const highest = new Map<string, PartitionRef & { nextOffset: bigint }>();
-  for (const o of offsets) {
-    const key = tpKey(o.topic, o.partition);
-    const seen = highest.get(key);
-    if (!seen || o.nextOffset > seen.nextOffset) highest.set(key, { ...o });
-  }
-  const rows = [...highest.values()];
+/** Moves the partitions' rows (one entry per partition) forward, never back, to the given next offsets. */
+export async function saveOffsets(tx: Queryable, projection: string, offsets: readonly StoredOffset[]): Promise<void> {
   await tx.query(
     `UPDATE ${OFFSETS_TABLE} AS o SET next_offset = GREATEST(o.next_offset, k.next_offset)
        FROM unnest($2::text[], $3::int[], $4::bigint[]) AS k(topic, partition, next_offset)
       WHERE o.projection = $1 AND o.topic = k.topic AND o.partition = k.partition`,
-    [projection, rows.map((r) => r.topic), rows.map((r) => r.partition), rows.map((r) => String(r.nextOffset))],
+    [projection, offsets.map((o) => o.topic), offsets.map((o) => o.partition), offsets.map((o) => String(o.nextOffset))],
   );
 }
 

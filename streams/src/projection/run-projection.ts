@@ -303,16 +303,16 @@ class PostgresProjection implements Projection {
    */
   private async applyGroup(group: readonly PartitionBatch[]): Promise<number[]> {
     return inTransaction(this.pool, async (tx) => {
-      const next = await lockOffsets(tx, this.name, group);
+      const stored = await lockOffsets(tx, this.name, group);
       const toApply = group.map((b) => {
         const key = tpKey(b.topic, b.partition);
-        const from = next.get(key)!;
-        if (b.nextAfter > from) next.set(key, b.nextAfter);
+        const from = stored.get(key)!.nextOffset;
+        if (b.nextAfter > from) stored.set(key, { topic: b.topic, partition: b.partition, nextOffset: b.nextAfter });
         return b.events.filter((e) => BigInt(e.offset) >= from);
       });
       const all = toApply.flat();
       if (all.length > 0) await this.o.apply(all, tx);
-      await saveOffsets(tx, this.name, group.map((b) => ({ topic: b.topic, partition: b.partition, nextOffset: b.nextAfter })));
+      await saveOffsets(tx, this.name, [...stored.values()]);
       return toApply.map((events) => events.length);
     });
   }
