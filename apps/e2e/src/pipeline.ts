@@ -21,10 +21,12 @@ import {
   provisionTopics,
   type LoggedEvent,
 } from '@trawl/streams';
+import { compileApp } from '@trawl/streams/build';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import type { Kafka } from 'kafkajs';
 
-export type AppName = 'frontier' | 'worker' | 'dispatcher' | 'projector-pg' | 'projector-ch' | 'api';
+export const APP_NAMES = ['frontier', 'worker', 'dispatcher', 'projector-pg', 'projector-ch', 'api'] as const;
+export type AppName = (typeof APP_NAMES)[number];
 
 export interface PipelineOptions {
   /** Extra environment for every child (e.g. TRAWL_FETCH_RETRY_DELAYS_MS). */
@@ -59,10 +61,13 @@ export class Pipeline {
     readonly producer: EventProducer,
     readonly topics: ReturnType<typeof prefixedTopics>,
     readonly profiling: { readonly apps: ReadonlySet<AppName>; readonly dir: string },
+    /** Each app's compiled main module (compileApp: services run compiled, as `trawl up` runs them). */
+    private readonly mains: Readonly<Record<AppName, string>>,
   ) {}
 
   static async start(options: PipelineOptions = {}): Promise<Pipeline> {
     const prefix = `e2e${randomBytes(3).toString('hex')}.`;
+    const compiled = await Promise.all(APP_NAMES.map(async (app) => [app, (await compileApp(app)).main] as const));
     const db = await createTestDatabase();
     const env = {
       ...options.env,
@@ -83,7 +88,7 @@ export class Pipeline {
     await producer.connect();
     const profiled = options.cpuProfile ?? ((process.env.TRAWL_CPU_PROF ?? '').split(',').map((a) => a.trim()).filter(Boolean) as AppName[]);
     const profileDir = options.cpuProfileDir ?? process.env.TRAWL_CPU_PROF_DIR ?? join(trawlHome(), 'profiles', prefix.replace(/\.$/, ''));
-    return new Pipeline(prefix, db, env, kafka, codec, producer, topics, { apps: new Set(profiled), dir: profileDir });
+    return new Pipeline(prefix, db, env, kafka, codec, producer, topics, { apps: new Set(profiled), dir: profileDir }, Object.fromEntries(compiled) as Record<AppName, string>);
   }
 
   /** Starts one service process. */
@@ -93,13 +98,13 @@ export class Pipeline {
     const log = createWriteStream(join(logDir, `${this.prefix}${app}-${this.children.length}.log`));
     const nodeArgs: string[] = [];
     if (this.profiling.apps.has(app)) {
-      // One folder per child: Node writes a profile per thread (tsx's loader hooks run in a worker
-      // thread), named CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile; the main thread's tid is 0.
+      // One folder per child: Node writes a profile per thread (the worker's parse threads too),
+      // named CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile; the main thread's tid is 0.
       const dir = join(this.profiling.dir, `${app}-${this.children.length}`);
       mkdirSync(dir, { recursive: true });
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
     }
-    const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(repoRoot, 'apps', app, 'src', 'main.ts')], {
+    const proc = spawn(process.execPath, [...nodeArgs, this.mains[app]], {
       cwd: repoRoot,
       env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],

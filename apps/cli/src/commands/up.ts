@@ -7,7 +7,7 @@ import { apiBaseUrl } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
 import { styleFor } from '../lib/format.ts';
 import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
-import { lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
+import { compileServices, lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
 
 /**
  * Services started by `trawl up` may fetch from this machine (the demo site, local test sites):
@@ -46,12 +46,18 @@ export async function up(): Promise<void> {
   if (!report.ok) throw new CliError('the local stack did not come up (see above); services were not started');
 
   const env = serviceEnv();
+  const installed = serviceCatalogue().filter((spec) => {
+    if (isInstalled(spec.app)) return true;
+    err.write(s.yellow(`! ${spec.name}: apps/${spec.app}/src/main.ts does not exist yet — skipped\n`));
+    return false;
+  });
+  const toStart = installed.filter((spec) => !serviceState(spec).running);
+  if (toStart.length > 0) {
+    const compiled = await compileServices(toStart);
+    err.write(`${s.green('✓')} ${compiled.apps} apps compiled in ${Math.round(compiled.ms)} ms → ${compiled.dir}\n`);
+  }
   const started: string[] = [];
-  for (const spec of serviceCatalogue()) {
-    if (!isInstalled(spec.app)) {
-      err.write(s.yellow(`! ${spec.name}: apps/${spec.app}/src/main.ts does not exist yet — skipped\n`));
-      continue;
-    }
+  for (const spec of installed) {
     const before = serviceState(spec);
     const state = startService(spec, env);
     if (before.running) err.write(s.dim(`= ${spec.name} already running (pid ${state.pid})\n`));

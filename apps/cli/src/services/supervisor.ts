@@ -1,14 +1,16 @@
 /**
- * Background services without a process manager: each one is a detached
- * `node --import tsx apps/<app>/src/main.ts` (so the pid is the service itself, not a wrapper)
- * writing to `.trawl/logs/<name>.log`, with its pid in `.trawl/run/<name>.pid`. A pid file whose
- * process is gone, or whose pid now belongs to another program, counts as stopped.
+ * Background services without a process manager: each one is a detached `node
+ * .trawl/build/<app>/main.mjs` — the app compiled by compileServices (so the pid is the service
+ * itself, not a wrapper, and no TypeScript loader stays in it) — writing to
+ * `.trawl/logs/<name>.log`, with its pid in `.trawl/run/<name>.pid`. A pid file whose process is
+ * gone, or whose pid now belongs to another program, counts as stopped.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildRoot, compileApp, compiledMainOf } from '@trawl/streams/build';
 import { logsDir, repoRoot, runDir } from '../lib/paths.ts';
-import { mainOf, type ServiceSpec } from './catalogue.ts';
+import type { ServiceSpec } from './catalogue.ts';
 
 export interface ServiceState {
   readonly name: string;
@@ -40,7 +42,7 @@ function isOurs(pid: number, spec: ServiceSpec): boolean {
     return false;
   }
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`apps/${spec.app}/src/main.ts`);
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(compiledMainOf(spec.app));
   } catch {
     return true; // no /proc (not Linux): trust the signal check
   }
@@ -51,6 +53,18 @@ export function serviceState(spec: ServiceSpec): ServiceState {
   return { name: spec.name, pid, running: pid !== null && isOurs(pid, spec), log: logFile(spec.name) };
 }
 
+/**
+ * Compiles the apps (each once, however many instances it runs as) before startService runs them.
+ * Every start compiles afresh (~50–100 ms an app), so a service never runs older code than its sources.
+ */
+export async function compileServices(specs: readonly ServiceSpec[]): Promise<{ apps: number; ms: number; dir: string }> {
+  const started = performance.now();
+  const apps = [...new Set(specs.map((spec) => spec.app))];
+  await Promise.all(apps.map((app) => compileApp(app)));
+  return { apps: apps.length, ms: performance.now() - started, dir: buildRoot() };
+}
+
+/** Starts the service detached, from its compiled main (compileServices first). */
 export function startService(spec: ServiceSpec, env: NodeJS.ProcessEnv): ServiceState {
   const current = serviceState(spec);
   if (current.running) return current;
@@ -58,7 +72,9 @@ export function startService(spec: ServiceSpec, env: NodeJS.ProcessEnv): Service
   mkdirSync(runDir(), { recursive: true });
   const log = openSync(logFile(spec.name), 'a');
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', mainOf(spec.app)], {
+    const main = compiledMainOf(spec.app);
+    if (!existsSync(main)) throw new Error(`${spec.app} is not compiled (${main} is missing): compileServices first`);
+    const child = spawn(process.execPath, [main], {
       cwd: repoRoot,
       env: { ...env, ...spec.env },
       detached: true,

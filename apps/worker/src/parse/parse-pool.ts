@@ -40,16 +40,22 @@ interface Slot {
   ready: Promise<void>;
 }
 
-const THREAD = new URL('./parse-thread.ts', import.meta.url);
+/** Defined by the service build (compileService in @trawl/streams): the folder of the compiled threads. */
+declare const __TRAWL_BUILD_DIR__: string | undefined;
+
 /**
- * The thread is booted through tsx's `tsImport`, whatever started the process: a Worker does not
- * get the main thread's loader hooks (`node --import tsx`, `tsx main.ts`), `--import` in a
- * Worker's execArgv is not honoured (Node 20), and tsx's CJS API fails in an eval'd thread.
+ * Compiled, the thread is the build's parse-thread.mjs. From source, it is booted through tsx's
+ * `tsImport`, whatever started the process: a Worker does not get the main thread's loader hooks
+ * (`node --import tsx`, `tsx main.ts`), `--import` in a Worker's execArgv is not honoured
+ * (Node 20), and tsx's CJS API fails in an eval'd thread.
  */
-const TSX_API = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-const TSX_BOOT = new URL(
-  `data:text/javascript,${encodeURIComponent(`import { tsImport } from ${JSON.stringify(TSX_API)}; await tsImport(${JSON.stringify(THREAD.href)}, ${JSON.stringify(THREAD.href)});`)}`,
-);
+function threadUrl(): URL {
+  if (typeof __TRAWL_BUILD_DIR__ === 'string') return new URL('parse-thread.mjs', __TRAWL_BUILD_DIR__);
+  const thread = new URL('./parse-thread.ts', import.meta.url).href;
+  const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  return new URL(`data:text/javascript,${encodeURIComponent(`import { tsImport } from ${JSON.stringify(tsxApi)}; await tsImport(${JSON.stringify(thread)}, ${JSON.stringify(thread)});`)}`);
+}
+const THREAD_URL = threadUrl();
 
 export class ParsePool {
   private readonly slots: Slot[] = [];
@@ -90,7 +96,7 @@ export class ParsePool {
   }
 
   private spawn(slot: Slot): Slot {
-    const worker = new Worker(TSX_BOOT);
+    const worker = new Worker(THREAD_URL);
     slot.worker = worker;
     let loaded!: () => void;
     slot.ready = new Promise<void>((resolve) => (loaded = resolve));
