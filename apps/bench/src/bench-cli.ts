@@ -7,7 +7,7 @@
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { trawlHome } from '@trawl/streams';
-import { parseBenchOptions } from './bench-options.ts';
+import { optionsOrExit, parseBenchOptions, USAGE } from './bench-options.ts';
 import { startSite, type SiteProcess } from './site/site-process.ts';
 import { TrawlContender, availableProjectors, type TrawlRun } from './contenders/trawl-contender.ts';
 import { runScriptContender, type ScriptRun } from './contenders/script-contender.ts';
@@ -20,7 +20,7 @@ import { writeResults } from './report/write-results.ts';
 /** `round` counts from 1: the measured rounds, and apart from them the warm-up rounds (`warmup` set). */
 type Run = (TrawlRun | ScriptRun) & { readonly round: number; readonly warmup: boolean; readonly machineBusy: number };
 
-const options = parseBenchOptions();
+const options = optionsOrExit('npm run bench', USAGE, () => parseBenchOptions());
 const { site: siteOptions, rounds, warmupRounds, concurrency, contenders } = options;
 const startedAt = new Date();
 say(`Trawl bench — ${siteOptions.pages} pages × ${siteOptions.links} links, ${siteOptions.items} items/page, ${siteOptions.hosts} host(s), concurrency ${concurrency}, ${rounds} round(s) after ${warmupRounds} warm-up round(s)`);

@@ -59,6 +59,19 @@ export const USAGE = `options (all optional):
                        (repeatable; e.g. before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PARSE_THREADS=0)
   --out FILE           JSON file name under bench-results/`;
 
+/**
+ * A command's options, parsed by `parse`; an unknown option or a bad value ends the command with
+ * one line saying so and the usage on stderr (exit 2), not a stack trace.
+ */
+export function optionsOrExit<T>(command: string, usage: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    process.stderr.write(`${command}: ${(err as Error).message}\n\n${usage}\n`);
+    process.exit(2);
+  }
+}
+
 export function parseBenchOptions(argv: readonly string[] = process.argv.slice(2), defaults: Partial<Record<string, string>> = {}): BenchOptions {
   const { values } = parseArgs({
     args: [...argv],

@@ -17,10 +17,13 @@ import { samples } from '@trawl/schemas';
 import { crawlSpec } from '@trawl/store';
 import { say, table } from './report/print-table.ts';
 import { writeResults } from './report/write-results.ts';
+import { optionsOrExit } from './bench-options.ts';
 
-const { values } = parseArgs({
-  options: { pages: { type: 'string', default: '100000' }, batch: { type: 'string', default: '50' }, links: { type: 'string', default: '10' }, order: { type: 'string', default: 'bfs' } },
-});
+const { values } = optionsOrExit('npm run bench:decide', 'options: [--pages 100000] [--batch 50] [--links 10] [--order bfs|dfs]', () =>
+  parseArgs({
+    options: { pages: { type: 'string', default: '100000' }, batch: { type: 'string', default: '50' }, links: { type: 'string', default: '10' }, order: { type: 'string', default: 'bfs' } },
+  }),
+);
 /** bfs: fetched in request order, as from a Kafka partition (outstanding grows with the job); dfs: newest first (outstanding stays small). */
 const order = values.order === 'dfs' ? 'dfs' : 'bfs';
 const pages = Number(values.pages);

@@ -23,8 +23,11 @@ import { crawlSpec } from '@trawl/store';
 import { DEFAULT_SITE, ITEM_FIELDS, ITEM_ROOT, pageHtml } from './site/site-model.ts';
 import { say, table } from './report/print-table.ts';
 import { writeResults } from './report/write-results.ts';
+import { optionsOrExit } from './bench-options.ts';
 
-const { values } = parseArgs({ options: { pages: { type: 'string', default: '300' }, reps: { type: 'string', default: '5' } } });
+const { values } = optionsOrExit('npm run bench:parse', 'options: [--pages 300] [--reps 5]', () =>
+  parseArgs({ options: { pages: { type: 'string', default: '300' }, reps: { type: 'string', default: '5' } } }),
+);
 const pages = Number(values.pages);
 const reps = Number(values.reps);
 const html = Array.from({ length: pages }, (_, i) => pageHtml(DEFAULT_SITE, 8080, i + 1));

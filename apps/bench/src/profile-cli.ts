@@ -7,7 +7,7 @@
  * hottest functions. Profiles land in bench-results/profiles/<label>/ (open them in Chrome
  * DevTools or speedscope); the summary in bench-results/profile-<label>.json.
  *
- * A profile spans the process's whole life: start-up (tsx compiling TypeScript) shows as its own
+ * A profile spans the process's whole life: start-up (loading modules) shows as its own
  * category and is left out of the per-page figures, which divide the rest by the pages crawled
  * (the round's plus the 20-page warm-up).
  */
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, trawlHome } from '@trawl/streams';
 import type { AppName } from '@trawl/e2e';
-import { parseBenchOptions } from './bench-options.ts';
+import { optionsOrExit, parseBenchOptions, USAGE } from './bench-options.ts';
 import { startSite } from './site/site-process.ts';
 import { TrawlContender } from './contenders/trawl-contender.ts';
 import { summariseProfile, type ProfileSummary } from './profile/summarise-profile.ts';
@@ -28,7 +28,7 @@ const own = parseArgs({ args: argv, strict: false, options: { apps: { type: 'str
 const rest = dropOwn(argv, ['--apps', '--label']).filter((a) => a !== '--resummarise');
 // --resummarise: no crawl, only summarise the profiles of an earlier run of this label again.
 const resummarise = own.resummarise === true;
-const options = parseBenchOptions(rest);
+const options = optionsOrExit('npm run bench:profile', `  --apps LIST          services to profile (default frontier,worker,projector-pg)\n  --label L            where the profiles go (default latest); --resummarise: summarise them again\n${USAGE}`, () => parseBenchOptions(rest));
 const apps = String(own.apps).split(',').map((a) => a.trim()) as AppName[];
 const label = String(own.label);
 const dir = join(repoRoot, 'bench-results', 'profiles', label);

@@ -24,8 +24,16 @@ import { runScriptContender } from './contenders/script-contender.ts';
 import { round, type GroupUsage } from './measure/process-sampler.ts';
 import { progress, say, table } from './report/print-table.ts';
 import { writeResults } from './report/write-results.ts';
+import { optionsOrExit } from './bench-options.ts';
 
-const { values } = parseArgs({
+const USAGE = `options (all optional):
+  --sections LIST         comma list of workers,size,browser (default all three)
+  --size-pages N          pages of the size section (default 10000)
+  --worker-pages N        pages of each workers run (default 5000)
+  --browser-pages N       pages of the browser site (default 100); --browser-concurrency C (default 2)
+  --concurrency C         pages in flight (default 32)
+  --no-projectors         leave projector-pg/-ch out`;
+const { values } = optionsOrExit('npm run bench:scale', USAGE, () => parseArgs({
   options: {
     sections: { type: 'string', default: 'workers,size,browser' },
     'size-pages': { type: 'string', default: '10000' },
@@ -35,7 +43,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     'no-projectors': { type: 'boolean' },
   },
-});
+}));
 const sections = values.sections.split(',').map((s) => s.trim());
 const concurrency = Number(values.concurrency);
 const projectors = !values['no-projectors'];
