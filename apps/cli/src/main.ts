@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ApiClient } from './lib/api-client.ts';
 import { CliError, UsageError } from './lib/cli-error.ts';
+import { build } from './commands/build.ts';
 import { crawl, parseCount } from './commands/crawl.ts';
 import { demo } from './commands/demo.ts';
 import { down } from './commands/down.ts';
@@ -20,6 +21,7 @@ export const USAGE = `usage: trawl <command>
   up                      start the local stack and every service in the background (logs in .trawl/logs/)
   down                    stop every service, then the stack
   status                  the stack's parts and the services
+  build                   compile the services into .trawl/build/ (up does this itself)
   demo                    up, then crawl the bundled demo site with live progress (npm start)
   crawl <url>             submit a crawl and follow it live
       --depth N             link hops from the start URL (default 1)
@@ -68,6 +70,9 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     case 'status':
       return status();
+    case 'build':
+      await build();
+      return 0;
     case 'demo':
       return demo();
     case 'crawl': {

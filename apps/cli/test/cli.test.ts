@@ -3,8 +3,10 @@
  * on a real socket, the real Postgres and Kafka: keys, crawl (detached and followed to the end),
  * jobs and logs.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,7 @@ import { testKafka, testLogger } from '@trawl/streams/testing';
 import { CONFIG_MIGRATIONS, migrate } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { setupReadModels } from '@trawl/projector-pg';
+import { SERVICE_APPS } from '../src/services/catalogue.ts';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', 'bin', 'trawl.js');
@@ -132,6 +135,31 @@ describe('trawl', () => {
     const other = await trawl(['logs', jobId], { TRAWL_API_KEY: await newKey(`eve-${randomUUID().slice(0, 6)}`) });
     expect(other.code).toBe(1);
     expect(other.stderr).toContain('JOB_NOT_FOUND');
+  });
+
+  it('build compiles every service into $TRAWL_HOME/build, and a compiled service runs under plain node', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-cli-build-'));
+    try {
+      const r = await trawl(['build'], { TRAWL_HOME: home });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/✓ 7 apps compiled in \d+ ms/);
+      for (const app of SERVICE_APPS) expect(existsSync(join(home, 'build', app, 'main.mjs')), app).toBe(true);
+      expect(existsSync(join(home, 'build', 'worker', 'parse-thread.mjs'))).toBe(true);
+      // The demo site needs nothing else: up in a process with no TypeScript loader, then stopped.
+      const site = spawn(process.execPath, [join(home, 'build', 'demo-site', 'main.mjs')], { env: { ...env, TRAWL_DEMO_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const listening = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        site.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('listening')) resolve(out);
+        });
+        site.once('exit', (code) => reject(new Error(`demo site exited with ${code}: ${out}`)));
+      });
+      site.kill('SIGTERM');
+      expect(listening).toMatch(/"name":"demo-site".*"url":"http:\/\/127\.0\.0\.1:\d+"/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('replay explains when a projector package is missing', async () => {
