@@ -5,7 +5,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +17,7 @@ import { testKafka, testLogger } from '@trawl/streams/testing';
 import { CONFIG_MIGRATIONS, migrate } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { setupReadModels } from '@trawl/projector-pg';
-import { SERVICE_APPS } from '../src/services/catalogue.ts';
+import { mainOf, SERVICE_APPS } from '../src/services/catalogue.ts';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', 'bin', 'trawl.js');
@@ -158,6 +158,23 @@ describe('trawl', () => {
       site.kill('SIGTERM');
       expect(listening).toMatch(/"name":"demo-site".*"url":"http:\/\/127\.0\.0\.1:\d+"/);
     } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('down stops a service started from source (as services ran before they were compiled) and leaves the stack', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-cli-down-'));
+    const site = spawn(process.execPath, ['--import', 'tsx', mainOf('demo-site')], { env: { ...env, TRAWL_DEMO_PORT: '0' }, stdio: 'ignore' });
+    try {
+      mkdirSync(join(home, 'run'), { recursive: true });
+      writeFileSync(join(home, 'run', 'demo-site.pid'), `${site.pid}\n`);
+      const exited = new Promise((resolve) => site.once('exit', resolve));
+      const r = await trawl(['down', '--keep-stack'], { TRAWL_HOME: home });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/↓ demo-site stopped/);
+      await exited;
+    } finally {
+      site.kill('SIGKILL');
       rmSync(home, { recursive: true, force: true });
     }
   });

@@ -10,7 +10,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { join } from 'node:path';
 import { buildRoot, compileApp, compiledMainOf } from '@trawl/streams/build';
 import { logsDir, repoRoot, runDir } from '../lib/paths.ts';
-import type { ServiceSpec } from './catalogue.ts';
+import { mainOf, type ServiceSpec } from './catalogue.ts';
 
 export interface ServiceState {
   readonly name: string;
@@ -42,7 +42,9 @@ function isOurs(pid: number, spec: ServiceSpec): boolean {
     return false;
   }
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(compiledMainOf(spec.app));
+    // Compiled, or from source as services ran before they were compiled (so `down` still stops those).
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.includes(compiledMainOf(spec.app)) || args.includes(mainOf(spec.app));
   } catch {
     return true; // no /proc (not Linux): trust the signal check
   }
