@@ -125,8 +125,7 @@ export function compileApp(app: string, env: NodeJS.ProcessEnv = process.env): P
   return pending;
 }
 
-/** How a compiled file names itself in a process's command line (to find a running service). */
+/** An app's compiled main: what `node` is given, and what `trawl status` looks for in a process's command line. */
 export function compiledMainOf(app: string, env: NodeJS.ProcessEnv = process.env): string {
   return join(serviceBuildDir(app, env), COMPILED_MAIN);
 }
-

@@ -7,7 +7,8 @@ import { apiBaseUrl } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
 import { styleFor } from '../lib/format.ts';
 import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
-import { compileServices, lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
+import { lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
+import { compileAndReport } from './build.ts';
 
 /**
  * Services started by `trawl up` may fetch from this machine (the demo site, local test sites):
@@ -52,10 +53,7 @@ export async function up(): Promise<void> {
     return false;
   });
   const toStart = installed.filter((spec) => !serviceState(spec).running);
-  if (toStart.length > 0) {
-    const compiled = await compileServices(toStart);
-    err.write(`${s.green('✓')} ${compiled.apps} apps compiled in ${Math.round(compiled.ms)} ms → ${compiled.dir}\n`);
-  }
+  if (toStart.length > 0) await compileAndReport(toStart);
   const started: string[] = [];
   for (const spec of installed) {
     const before = serviceState(spec);
