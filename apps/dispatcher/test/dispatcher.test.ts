@@ -55,13 +55,17 @@ describe('dispatcher', () => {
     });
     await Promise.all(replicas.map((r) => r.producer.connect()));
     // Both replicas tick on the wall clock until three slots went out between them (a slow tick
-    // merges missed slots into one, so a fixed window could see fewer).
-    const deadline = Date.now() + 60_000;
-    let total = 0;
+    // merges missed slots into one, so a fixed window could see fewer). Each replica counts into
+    // its own slot: `total += await r.dispatcher.tick()` would read `total` before the await, and
+    // a replica whose tick overlapped the other's would write back a stale sum.
+    const deadline = Date.now() + 40_000;
+    const counts = replicas.map(() => 0);
+    const total = () => counts.reduce((a, b) => a + b, 0);
     await Promise.all(
-      replicas.map(async (r) => {
-        while (total < 3 && Date.now() < deadline) {
-          total += (await r.dispatcher.tick()).dispatched;
+      replicas.map(async (r, i) => {
+        while (total() < 3 && Date.now() < deadline) {
+          const { dispatched } = await r.dispatcher.tick();
+          counts[i] = counts[i]! + dispatched;
           await sleep(100);
         }
       }),
@@ -76,7 +80,7 @@ describe('dispatcher', () => {
     const slots = due.map((d) => d.slot_at.toISOString());
 
     expect(dispatched.length).toBeGreaterThanOrEqual(3);
-    expect(dispatched.length).toBe(total);
+    expect(dispatched.length).toBe(total());
     expect(new Set(slots).size).toBe(slots.length);
     expect(new Set(dispatched.map((d) => d.job_id)).size).toBe(dispatched.length);
     expect(dispatched.length).toBe(due.length);
@@ -84,5 +88,5 @@ describe('dispatcher', () => {
     const after = await getSchedule(db.pool, schedule.id);
     const latest = due.reduce((a, b) => (a.slot_at > b.slot_at ? a : b));
     expect(after!.last_job_id).toBe(latest.job_id);
-  }, 30_000);
+  }, 60_000);
 });
