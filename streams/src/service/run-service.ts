@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
 import { kafkajsFastPaths } from '../kafka/kafkajs.ts';
+import { startHeapCeiling } from './heap-ceiling.ts';
 
 export interface Service {
   /** Stops gracefully; resolves when everything in flight is done and committed. */
@@ -15,12 +16,25 @@ export interface Service {
 
 export interface RunServiceOptions {
   readonly stopTimeoutMs?: number;
+  /** The heap ceiling in MB (heap-ceiling.ts); default TRAWL_HEAP_CEILING_MB or 192, 0 turns it off. */
+  readonly heapCeilingMb?: number;
+}
+
+/** The default heap ceiling: with ~60–80 MB outside the heap, it keeps a service's RSS near 300 MB at most. */
+export const DEFAULT_HEAP_CEILING_MB = 192;
+
+function heapCeilingFromEnv(): number {
+  const raw = process.env.TRAWL_HEAP_CEILING_MB;
+  if (raw === undefined || raw === '') return DEFAULT_HEAP_CEILING_MB;
+  const mb = Number(raw);
+  if (!Number.isFinite(mb) || mb < 0) throw new RangeError(`TRAWL_HEAP_CEILING_MB must be a number of MB ≥ 0 (0 turns the ceiling off), got "${raw}"`);
+  return mb;
 }
 
 export async function runService(
   name: string,
   start: (logger: Logger) => Promise<Service>,
-  { stopTimeoutMs = 30_000 }: RunServiceOptions = {},
+  { stopTimeoutMs = 30_000, heapCeilingMb }: RunServiceOptions = {},
 ): Promise<void> {
   const logger = createLogger(name);
   const fail = (err: unknown, what: string) => {
@@ -32,6 +46,7 @@ export async function runService(
 
   let service: Service;
   try {
+    startHeapCeiling({ ceilingMb: heapCeilingMb ?? heapCeilingFromEnv(), logger });
     service = await start(logger);
   } catch (err) {
     fail(err, `${name} failed to start`);
