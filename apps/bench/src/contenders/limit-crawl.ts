@@ -9,10 +9,9 @@
  * `{"phase":"started"}` then `{"phase":"done",…}` on stdout.
  */
 import { Agent } from 'undici';
-import { load } from 'cheerio/slim';
-import { parseDocument } from 'htmlparser2';
 import { hostOf, normaliseUrlOrNull } from '@trawl/crawl';
 import type { CrawlerConfig, CrawlerResult } from './crawler-config.ts';
+import { limitParse } from './limit-parse.ts';
 
 const config = JSON.parse(process.argv[2]!) as CrawlerConfig;
 const allowedHosts = new Set(config.hosts);
@@ -44,21 +43,10 @@ async function fetchPage(url: string): Promise<string | null> {
 }
 
 function parse(url: string, html: string): void {
-  const $ = load(parseDocument(html));
-  for (const el of $(config.itemRoot).toArray()) {
-    const root = $(el);
-    const fields: Record<string, string> = {};
-    for (const f of config.itemFields) {
-      const node = root.find(f.selector).first();
-      const value = f.attribute ? node.attr(f.attribute) : node.text().trim();
-      if (value !== undefined) fields[f.name] = value;
-    }
-    if (Object.keys(fields).length > 0) items++;
-  }
-  for (const a of $('a[href]').toArray()) {
-    links++;
-    enqueue(normaliseUrlOrNull(a.attribs.href ?? '', url));
-  }
+  const page = limitParse(config, url, html);
+  items += page.items.length;
+  links += page.links.length;
+  for (const link of page.links) enqueue(link);
 }
 
 function pump(done: () => void): void {

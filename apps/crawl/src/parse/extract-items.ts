@@ -1,8 +1,7 @@
-import type { Cheerio, CheerioAPI } from 'cheerio/slim';
-import { compile, selectOne } from 'css-select';
-import { hasChildren, type AnyNode, type Element } from 'domhandler';
+import type { Document } from 'domhandler';
 import type { CrawlSpec } from '@trawl/schemas';
 import { itemKey } from './item-key.ts';
+import { attributeOf, selectAllIn, selectFirstIn, textOf } from './select.ts';
 
 export interface ExtractedItem {
   readonly key: string;
@@ -33,22 +32,22 @@ function capped(value: string): string {
  * or as an attribute. A field whose element or attribute is missing is left out of the item (absent
  * is not the same as empty); an item with no field at all is skipped.
  */
-export function extractItems($: CheerioAPI, spec: CrawlSpec, base: URL, pageUrl: string, maxItems: number): { items: ExtractedItem[]; capped: boolean } {
+export function extractItems(doc: Document, spec: CrawlSpec, base: URL, pageUrl: string, maxItems: number): { items: ExtractedItem[]; capped: boolean } {
   if (!spec.item_root || spec.item_fields.length === 0) return { items: [], capped: false };
-  const roots = $(spec.item_root);
+  const roots = selectAllIn(doc, spec.item_root);
   const n = Math.min(roots.length, maxItems);
   const items: ExtractedItem[] = [];
   for (let i = 0; i < n; i++) {
-    const root = roots.eq(i);
+    const root = roots[i]!;
     const fields: Record<string, string> = {};
     for (const f of spec.item_fields) {
-      const el = f.selector.trim() === '' ? root : firstMatch($, root, f.selector);
-      if (el.length === 0) continue;
+      const el = f.selector.trim() === '' ? root : selectFirstIn(root, f.selector);
+      if (el === null) continue;
       if (f.attribute === null) {
-        fields[f.name] = capped(el.text().replace(WHITESPACE, ' ').trim());
+        fields[f.name] = capped(textOf(el).replace(WHITESPACE, ' ').trim());
         continue;
       }
-      const value = el.attr(f.attribute);
+      const value = attributeOf(el, f.attribute);
       if (value === undefined) continue;
       fields[f.name] = capped(URL_ATTRIBUTES.has(f.attribute.toLowerCase()) ? absolute(value, base) : value.trim());
     }
@@ -56,37 +55,6 @@ export function extractItems($: CheerioAPI, spec: CrawlSpec, base: URL, pageUrl:
     items.push({ key: itemKey(pageUrl, i, fields), index: i, fields });
   }
   return { items, capped: roots.length > n };
-}
-
-/**
- * Field selectors compiled once and kept (a website has a handful; items × fields compiles per page
- * were 90% of extraction time). A selector css-select cannot compile (cheerio's jQuery extensions
- * such as `:first` or `:eq(1)`) is remembered as such and read through cheerio instead.
- */
-type FieldQuery = ReturnType<typeof compile<AnyNode, Element>>;
-const compiledSelectors = new Map<string, FieldQuery | null>();
-const MAX_COMPILED_SELECTORS = 10_000;
-
-function compiled(selector: string): FieldQuery | null {
-  let query = compiledSelectors.get(selector);
-  if (query !== undefined) return query;
-  try {
-    query = compile<AnyNode, Element>(selector, { xmlMode: false });
-  } catch {
-    query = null;
-  }
-  if (compiledSelectors.size >= MAX_COMPILED_SELECTORS) compiledSelectors.clear();
-  compiledSelectors.set(selector, query);
-  return query;
-}
-
-/** The first descendant of `root` matching `selector`, as cheerio's `root.find(selector).first()`. */
-function firstMatch($: CheerioAPI, root: Cheerio<AnyNode>, selector: string): Cheerio<AnyNode> {
-  const query = compiled(selector);
-  if (query === null) return root.find(selector).first();
-  const node = root.get(0);
-  const el = node && hasChildren(node) ? selectOne<AnyNode, Element>(query, node.children) : null;
-  return el ? $(el) : root.slice(0, 0);
 }
 
 function absolute(value: string, base: URL): string {

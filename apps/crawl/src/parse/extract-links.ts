@@ -1,7 +1,8 @@
-import type { CheerioAPI } from 'cheerio/slim';
+import type { Document } from 'domhandler';
 import type { CrawlRules, RuleVerdict } from '../rules/crawl-rules.ts';
 import { isNonFetchableHref } from '../rules/href-filter.ts';
 import { normaliseUrlOrNull } from '../url/normalise.ts';
+import { selectAllIn } from './select.ts';
 
 export interface LinkLimits {
   /** Kept links per page. A page listing more is a sitemap or a bomb; the crawl reaches the rest through other pages. */
@@ -17,16 +18,16 @@ export interface ExtractedLinks {
   readonly dropped: Partial<Record<Exclude<RuleVerdict, null> | 'invalid' | 'capped', number>>;
 }
 
-export function extractLinks($: CheerioAPI, base: URL, pageUrl: string, rules: CrawlRules, limits: LinkLimits): ExtractedLinks {
+export function extractLinks(doc: Document, base: URL, pageUrl: string, rules: CrawlRules, limits: LinkLimits): ExtractedLinks {
   const links: string[] = [];
   const seen = new Set<string>();
   const dropped: Record<string, number> = {};
   const drop = (why: string) => (dropped[why] = (dropped[why] ?? 0) + 1);
-  const anchors = $('a[href], area[href]');
+  const anchors = selectAllIn(doc, 'a[href], area[href]');
   const n = Math.min(anchors.length, limits.maxAnchors);
   if (anchors.length > n) dropped.capped = anchors.length - n;
   for (let i = 0; i < n; i++) {
-    const href = (anchors[i] as { attribs?: Record<string, string> }).attribs?.href ?? '';
+    const href = anchors[i]!.attribs.href ?? '';
     if (isNonFetchableHref(href)) {
       drop('invalid');
       continue;

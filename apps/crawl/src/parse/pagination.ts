@@ -1,6 +1,7 @@
-import type { CheerioAPI } from 'cheerio/slim';
+import type { Document } from 'domhandler';
 import type { CrawlRules } from '../rules/crawl-rules.ts';
 import { normaliseUrlOrNull } from '../url/normalise.ts';
+import { attributeOf, selectFirstIn } from './select.ts';
 
 /**
  * The next page of a listing, per the website's pagination type.
@@ -16,11 +17,12 @@ import { normaliseUrlOrNull } from '../url/normalise.ts';
  * describe) but not the host rule nor the trap guards, which still bound an endless "next" chain,
  * together with max_pages.
  */
-export function findNextPage($: CheerioAPI, rules: CrawlRules, base: URL, pageUrl: string, itemCount: number): string | null {
+export function findNextPage(doc: Document, rules: CrawlRules, base: URL, pageUrl: string, itemCount: number): string | null {
   const spec = rules.spec;
   let next: string | null = null;
   if (spec.pagination_type === 'next_link' && spec.next_link_selector) {
-    const href = $(spec.next_link_selector).first().attr('href');
+    const link = selectFirstIn(doc, spec.next_link_selector);
+    const href = link ? attributeOf(link, 'href') : undefined;
     next = href ? normaliseUrlOrNull(href, base) : null;
   } else if (spec.pagination_type === 'page_param' && spec.page_param && itemCount > 0) {
     next = incrementPageParam(pageUrl, spec.page_param);

@@ -37,11 +37,11 @@ export interface ParsedPage {
 export function parsePage(input: ParsePageInput): ParsedPage {
   const rules = input.rules ?? compileRules(requireSpec(input.spec));
   const limits = input.limits ?? DEFAULT_PARSE_LIMITS;
-  const $ = loadHtml(input.html);
-  const base = baseUrlOf($, input.finalUrl);
-  const { links, dropped } = extractLinks($, base, input.url, rules, limits);
-  const { items, capped } = extractItems($, rules.spec, base, input.url, limits.maxItems);
-  const nextPage = findNextPage($, rules, base, input.url, items.length);
+  const doc = loadHtml(input.html);
+  const base = baseUrlOf(doc, input.finalUrl);
+  const { links, dropped } = extractLinks(doc, base, input.url, rules, limits);
+  const { items, capped } = extractItems(doc, rules.spec, base, input.url, limits.maxItems);
+  const nextPage = findNextPage(doc, rules, base, input.url, items.length);
   return { links, nextPage, items, dropped, itemsCapped: capped };
 }
 
