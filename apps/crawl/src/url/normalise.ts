@@ -26,9 +26,8 @@ export function normaliseUrlOrNull(raw: string, base?: string | URL): string | n
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   if (url.hostname === '') return null;
-  url.hash = '';
-  url.username = '';
-  url.password = '';
+  // Fragment and user info are left out by building the string from the parts kept: each URL
+  // setter (`url.hash = ''`) re-serialises the whole URL, for every link of every page.
   const path = normalisePercent(url.pathname);
   const query = normaliseQuery(url.search);
   return `${url.protocol}//${url.host}${path}${query}`;

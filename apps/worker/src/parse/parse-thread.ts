@@ -1,5 +1,5 @@
 /**
- * A parse thread of the worker: parsePage (htmlparser2 + cheerio, links, items and their keys) for
+ * A parse thread of the worker: parsePage (htmlparser2 + css-select, links, items and their keys) for
  * pages the main thread fetched. Parsing is most of a page's CPU; on a thread it runs beside the
  * main thread's Kafka I/O, encoding and fetching instead of in turn with them.
  */
