@@ -172,7 +172,12 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       if (previous === undefined) return { to: high, high };
       const to = new Map<string, bigint>(now.map((w) => [rangeKey(w.topic, w.partition), 0n]));
       let any = false;
-      for (const [table, topic] of topicTables) {
+      // Read in the reverse of the order a live flush inserts (job events, then pages, then
+      // items): a flush that lands between two of these reads then shows in the later tables'
+      // positions only if it shows in the earlier ones too. In the insert order, a page position
+      // read after a flush could cover pages whose job events the job position, read before it,
+      // did not: the replay wrote those pages without their job's user, for good.
+      for (const [table, topic] of [...topicTables].reverse()) {
         for (const [p, next] of await nextPositions(ch, table, database)) {
           to.set(rangeKey(topic, p), next);
           any = true;
