@@ -19,7 +19,7 @@ import { createKafka, createLogger, endpoints, type EventCodec, type Logger } fr
 import { ClickHouse } from '../clickhouse/http-client.ts';
 import { checkDatabaseName, ident, quote, uint } from '../clickhouse/sql-text.ts';
 import { applySchema, createDatabase, databaseExists, recordVersion, storedVersion, tableNames, viewStatements } from '../schema/analytics-schema.ts';
-import { analyticsCodec, type FactTable } from '../model/fact-rows.ts';
+import { analyticsCodec, FACT_TABLES, type FactTable } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';
 import { DEDUPE_WINDOW } from '../projector/write-facts.ts';
 import { ShadowWriter } from './shadow-writer.ts';
@@ -172,12 +172,14 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       if (previous === undefined) return { to: high, high };
       const to = new Map<string, bigint>(now.map((w) => [rangeKey(w.topic, w.partition), 0n]));
       let any = false;
-      // Read in the reverse of the order a live flush inserts (job events, then pages, then
-      // items): a flush that lands between two of these reads then shows in the later tables'
-      // positions only if it shows in the earlier ones too. In the insert order, a page position
-      // read after a flush could cover pages whose job events the job position, read before it,
-      // did not: the replay wrote those pages without their job's user, for good.
-      for (const [table, topic] of [...topicTables].reverse()) {
+      // Read in the reverse of the order a live flush inserts (FACT_TABLES: job events, then
+      // pages, then items): a flush that lands between two of these reads then shows in the later
+      // tables' positions only if it shows in the earlier ones too. In the insert order, a page
+      // position read after a flush could cover pages whose job events the job position, read
+      // before it, did not: the replay wrote those pages without their job's user, for good.
+      const topicOf = new Map(topicTables);
+      for (const table of [...FACT_TABLES].reverse()) {
+        const topic = topicOf.get(table)!;
         for (const [p, next] of await nextPositions(ch, table, database)) {
           to.set(rangeKey(topic, p), next);
           any = true;
