@@ -36,8 +36,8 @@ export { itemKey } from './parse/item-key.ts';
 export type { ExtractedItem } from './parse/extract-items.ts';
 
 // frontier
-export { decide, decideAll, type Decision, type DecideOptions, type FrontierEvent, type FrontierEmit } from './frontier/decide.ts';
-export { initialFrontierState, isTerminal, type FrontierState, type FrontierStatus, type FrontierCounters, type OutstandingFetch } from './frontier/frontier-state.ts';
+export { decide, decideAll, type Decision, type DecideOptions, type DeadlineTick, type FrontierEvent, type FrontierEmit } from './frontier/decide.ts';
+export { FETCH_LOST, initialFrontierState, isTerminal, type FrontierState, type FrontierStatus, type FrontierCounters, type OutstandingFetch } from './frontier/frontier-state.ts';
 export { eventId } from './frontier/event-ids.ts';
 
 // worker

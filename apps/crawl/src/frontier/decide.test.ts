@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decide, decideAll, type FrontierEmit, type FrontierEvent } from './decide.ts';
-import { initialFrontierState, type FrontierState } from './frontier-state.ts';
-import { cancelled, dispatched, failed, fetched, JOB } from './test-events.ts';
+import { fetchId } from '../url/normalise.ts';
+import { eventId } from './event-ids.ts';
+import { FETCH_LOST, initialFrontierState, type FrontierState } from './frontier-state.ts';
+import { cancelled, dispatched, failed, fetched, JOB, tick } from './test-events.ts';
 
 /** Given these events happened… */
 function given(...events: FrontierEvent[]): FrontierState {
@@ -117,6 +119,66 @@ describe('frontier decide: completion', () => {
   it('a failed seed still completes the job, with the failure counted', () => {
     const { emit } = decide(given(dispatched([A])), failed(A, 0));
     expect(emit[0]).toMatchObject({ type: 'JobCompleted', data: { pages_failed: 1, pages_fetched: 0 } });
+  });
+});
+
+describe('frontier decide: the fetch deadline', () => {
+  const T0 = Date.parse('2026-11-21T10:00:00.000Z'); // the test events' occurred_at
+  const DEADLINE = 60_000;
+  const B = 'http://site.example/b';
+
+  /** Dispatched at T0 with seeds A and B; A answered at `answeredAt` (edge clock), B never. */
+  function waitingForB(answeredAt = T0 + 10_000): FrontierState {
+    const s = decide(given(), dispatched([A, B]), { now: T0 }).state;
+    return decide(s, fetched(A, 0), { now: answeredAt }).state;
+  }
+
+  it('fails what a silent job still waits for with FETCH_LOST, then completes it', () => {
+    const s = waitingForB();
+    const { state, emit } = decide(s, tick(T0 + 10_000 + DEADLINE, DEADLINE));
+    expect(kinds(emit)).toEqual(['PageFailed', 'JobCompleted']);
+    expect(emit[0]!.data).toMatchObject({ url: B, depth: 0, error_code: FETCH_LOST, status: null, attempts: 0, occurred_at: new Date(T0 + 10_000 + DEADLINE) });
+    expect(emit[1]!.data).toMatchObject({ outcome: 'finished', pages_fetched: 1, pages_failed: 1, urls_seen: 2, causation_id: emit[0]!.data.event_id });
+    expect(state.status).toBe('completed');
+    expect(state.outstanding).toEqual({});
+  });
+
+  it('counts the deadline from the last outcome, not from the request (a job that moves loses nothing)', () => {
+    const s = waitingForB(T0 + DEADLINE - 1);
+    expect(decide(s, tick(T0 + DEADLINE + 1, DEADLINE)).emit).toEqual([]);
+    expect(decide(s, tick(T0 + 2 * DEADLINE - 2, DEADLINE)).emit).toEqual([]);
+    expect(kinds(decide(s, tick(T0 + 2 * DEADLINE - 1, DEADLINE)).emit)).toEqual(['PageFailed', 'JobCompleted']);
+  });
+
+  it('emits the same events, ids and times included, when ticked again from the same state (a restart)', () => {
+    const s = waitingForB();
+    const a = decide(s, tick(T0 + 10_000 + DEADLINE, DEADLINE));
+    const b = decide(JSON.parse(JSON.stringify(s)) as FrontierState, tick(T0 + 10 * DEADLINE, DEADLINE));
+    expect(b.emit).toEqual(a.emit);
+    // Its own id: not the id of the worker's PageFailed for the same fetch, should that come too.
+    expect(a.emit[0]!.data.event_id).not.toBe(eventId(JOB, 'PageFailed', fetchId(JOB, B)));
+  });
+
+  it('absorbs the real outcome that arrives after the deadline: the job completed once', () => {
+    const { state } = decide(waitingForB(), tick(T0 + 10 * DEADLINE, DEADLINE));
+    const late = decide(state, fetched(B, 0, ['http://site.example/c'], { item_count: 3 }), { now: T0 + 11 * DEADLINE });
+    expect(late.emit).toEqual([]);
+    expect(late.state.counters).toEqual(state.counters);
+    expect(decide(state, tick(T0 + 20 * DEADLINE, DEADLINE)).emit).toEqual([]);
+  });
+
+  it('leaves new, finished and cancelled jobs alone', () => {
+    const far = tick(T0 + 100 * DEADLINE, DEADLINE);
+    expect(decide(given(), far).emit).toEqual([]);
+    expect(decide(given(dispatched([A]), fetched(A, 0)), far).emit).toEqual([]);
+    expect(decide(given(dispatched([A]), cancelled()), far).emit).toEqual([]);
+  });
+
+  it('counts from the event time when the edge gives no clock (deciding from the log alone)', () => {
+    const s = given(dispatched([A, B]));
+    expect(s.active_at).toBe(T0);
+    expect(decide(s, tick(T0 + DEADLINE - 1, DEADLINE)).emit).toEqual([]);
+    expect(kinds(decide(s, tick(T0 + DEADLINE, DEADLINE)).emit)).toEqual(['PageFailed', 'PageFailed', 'JobCompleted']);
   });
 });
 

@@ -3,18 +3,31 @@ import { InvalidSpecError } from '../errors.ts';
 import { compileRules, hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
 import { fetchId, normaliseUrlOrNull } from '../url/normalise.ts';
 import { eventId } from './event-ids.ts';
-import type { FrontierCounters, FrontierState, FrontierStatus, OutstandingFetch } from './frontier-state.ts';
+import { FETCH_LOST, type FrontierCounters, type FrontierState, type FrontierStatus, type OutstandingFetch } from './frontier-state.ts';
+
+/**
+ * The clock, read at the edge: by `at` (epoch ms), a running job that has not moved for `deadlineMs`
+ * has lost whatever it still waits for. The edge ticks only once it has applied every page event
+ * the log held at `at` (apps/frontier: log-clock.ts), so a real outcome is never declared lost.
+ */
+export interface DeadlineTick {
+  readonly type: 'Tick';
+  readonly at: number;
+  readonly deadlineMs: number;
+}
 
 /** What the frontier reacts to. */
 export type FrontierEvent =
   | { readonly type: 'JobDispatched'; readonly data: JobDispatched }
   | { readonly type: 'PageFetched'; readonly data: PageFetched }
   | { readonly type: 'PageFailed'; readonly data: PageFailed }
-  | { readonly type: 'JobCancelled'; readonly data: JobCancelled };
+  | { readonly type: 'JobCancelled'; readonly data: JobCancelled }
+  | DeadlineTick;
 
 /** What the frontier asks to be produced, complete with deterministic ids, in this order. */
 export type FrontierEmit =
   | { readonly type: 'FetchRequested'; readonly data: FetchRequested }
+  | { readonly type: 'PageFailed'; readonly data: PageFailed }
   | { readonly type: 'JobCompleted'; readonly data: JobCompleted }
   | { readonly type: 'JobFailed'; readonly data: JobFailed };
 
@@ -33,12 +46,22 @@ export interface Decision {
  * without a PageFetched/PageFailed. New requests are counted outstanding in the same step that emits
  * them, so "the workers finished what they had" can never look like "the job is done". Terminal
  * states absorb everything after them, so JobCompleted is emitted exactly once.
+ *
+ * The deadline rule: a Tick finds a running job that has not moved for its deadline and fails every
+ * fetch it still waits for with a PageFailed `FETCH_LOST` of its own (ids from the fetch, time from
+ * the deadline), then completes it by the rule above. A real outcome arriving after that finds the
+ * job terminal and changes nothing, so the job still completes exactly once.
  */
 export function decide(state: FrontierState, event: FrontierEvent, options: DecideOptions = {}): Decision {
   return decideAll(state, [event], options);
 }
 
 export interface DecideOptions {
+  /**
+   * The edge's clock (epoch ms) as it decides: a job's deadline counts from the last decision that
+   * moved it. Default: the deciding event's `occurred_at`, what deciding from the log alone gives.
+   */
+  readonly now?: number;
   /**
    * Update the given state in place instead of copying its maps. The caller gives the input state up
    * (it must not be read again: on a failed produce, reload the stored state instead). Copying is
@@ -64,16 +87,19 @@ export function decideAll(state: FrontierState, events: readonly FrontierEvent[]
   for (const e of events) {
     switch (e.type) {
       case 'JobDispatched':
-        onDispatched(s, e.data, emit);
+        onDispatched(s, e.data, options.now ?? e.data.occurred_at.getTime(), emit);
         break;
       case 'PageFetched':
-        onPageDone(s, e.data, e.data, emit);
+        onPageDone(s, e.data, e.data, options.now ?? e.data.occurred_at.getTime(), emit);
         break;
       case 'PageFailed':
-        onPageDone(s, e.data, null, emit);
+        onPageDone(s, e.data, null, options.now ?? e.data.occurred_at.getTime(), emit);
         break;
       case 'JobCancelled':
         onCancelled(s, e.data, emit);
+        break;
+      case 'Tick':
+        onTick(s, e, emit);
         break;
     }
   }
@@ -93,11 +119,12 @@ interface Cause {
   readonly occurred_at: Date;
 }
 
-function onDispatched(s: Working, e: JobDispatched, emit: FrontierEmit[]): void {
+function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierEmit[]): void {
   if (s.status !== 'new') return; // a redelivered dispatch, or a job cancelled before it started
   s.spec = e.spec;
   s.started_at = e.occurred_at.getTime();
   s.dispatch_event_id = e.event_id;
+  s.active_at = now;
   let rules: CrawlRules;
   try {
     rules = rulesFor(s.job_id, e.spec);
@@ -117,11 +144,12 @@ function onDispatched(s: Working, e: JobDispatched, emit: FrontierEmit[]): void 
   if (emit.length === before) fail(s, e, 'ALL_SEEDS_REFUSED', `every start URL was refused: ${seeds.slice(0, 5).join(', ')}`, emit);
 }
 
-function onPageDone(s: Working, e: PageFetched | PageFailed, fetched: PageFetched | null, emit: FrontierEmit[]): void {
-  if (s.status !== 'running') return; // after cancel/completion, or before dispatch: nothing to do
+function onPageDone(s: Working, e: PageFetched | PageFailed, fetched: PageFetched | null, now: number, emit: FrontierEmit[]): void {
+  if (s.status !== 'running') return; // after cancel/completion (a FETCH_LOST included), or before dispatch: nothing to do
   const done = s.outstanding[e.fetch_id];
   if (done === undefined) return; // duplicate delivery, or a fetch this job never asked for
   delete s.outstanding[e.fetch_id];
+  if (s.active_at === null || now > s.active_at) s.active_at = now;
   if (fetched) {
     s.counters.pages_fetched++;
     s.counters.items_extracted += fetched.item_count;
@@ -158,6 +186,43 @@ function onCancelled(s: Working, e: JobCancelled, emit: FrontierEmit[]): void {
   if (s.started_at === null) s.started_at = e.occurred_at.getTime();
   s.outstanding = {};
   complete(s, e, 'cancelled', 'cancelled', emit);
+}
+
+function onTick(s: Working, tick: DeadlineTick, emit: FrontierEmit[]): void {
+  if (s.status !== 'running' || s.active_at === null) return;
+  const due = s.active_at + tick.deadlineMs;
+  if (due > tick.at) return;
+  // Everything here follows from the stored state, so a frontier that crashes after producing and
+  // ticks again emits the same events, byte for byte.
+  const occurred_at = new Date(due);
+  const renderMode = s.spec!.requires_browser ? 'browser' : 'http';
+  const message = `no outcome within ${tick.deadlineMs} ms of the job's last progress: the fetch was lost`;
+  let cause: Cause = { event_id: s.dispatch_event_id!, occurred_at };
+  for (const id of Object.keys(s.outstanding).sort()) {
+    const lost = s.outstanding[id]!;
+    const event_id = eventId(s.job_id, 'FetchLost', id);
+    emit.push({
+      type: 'PageFailed',
+      data: {
+        event_id,
+        occurred_at,
+        causation_id: eventId(s.job_id, 'FetchRequested', id),
+        job_id: s.job_id,
+        fetch_id: id,
+        url: lost.url,
+        depth: lost.depth,
+        status: null,
+        error_code: FETCH_LOST,
+        error_message: message,
+        attempts: 0,
+        render_mode: renderMode,
+      },
+    });
+    s.counters.pages_failed++;
+    cause = { event_id, occurred_at };
+  }
+  s.outstanding = {};
+  maybeComplete(s, cause, 'finished', emit);
 }
 
 /** Request `url` unless already seen or over max_pages (max_pages ≤ 0 means no page limit: depth bounds the job). */

@@ -7,6 +7,9 @@ export interface OutstandingFetch {
   readonly depth: number;
 }
 
+/** The error code of the PageFailed the frontier gives a fetch that no outcome came for by the deadline. */
+export const FETCH_LOST = 'FETCH_LOST';
+
 /**
  * The frontier's state of one job. Plain JSON (no Date, Set or Map) because it is stored as is
  * (Postgres jsonb) and read back after a restart; times are epoch milliseconds.
@@ -23,6 +26,12 @@ export interface FrontierState {
   readonly started_at: number | null;
   /** event_id of the JobDispatched that started the job. */
   readonly dispatch_event_id: string | null;
+  /**
+   * When the job last moved (epoch ms of the deciding edge's clock): its start, or an outcome it was
+   * waiting for. The fetch deadline counts from here, not from each request, so fetches that wait in
+   * a long politeness queue are not lost while their job still makes progress.
+   */
+  readonly active_at: number | null;
 }
 
 export interface FrontierCounters {
@@ -43,6 +52,7 @@ export function initialFrontierState(jobId: string): FrontierState {
     counters: { pages_fetched: 0, pages_failed: 0, items_extracted: 0, urls_seen: 0 },
     started_at: null,
     dispatch_event_id: null,
+    active_at: null,
   };
 }
 

@@ -68,6 +68,11 @@ export function failed(url: string, depth: number): FrontierEvent {
   return { type: 'PageFailed', data };
 }
 
+/** The edge's clock: `at` epoch ms, with the given deadline. */
+export function tick(at: number, deadlineMs: number): FrontierEvent {
+  return { type: 'Tick', at, deadlineMs };
+}
+
 export function cancelled(): FrontierEvent {
   const data: JobCancelled = { ...envelope(), job_id: JOB, user_id: null, reason: 'test' };
   return { type: 'JobCancelled', data };
