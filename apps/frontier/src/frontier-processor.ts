@@ -9,7 +9,7 @@
 import type { EventMap, EventName } from '@trawl/schemas';
 import type { EventProducer } from '@trawl/streams';
 import type { PoolClient } from '@trawl/store';
-import { decideAll, hostOf, type FrontierEmit, type FrontierEvent, type FrontierState } from '@trawl/crawl';
+import { decideAll, hostOf, type DeadlineTick, type FrontierEmit, type FrontierEvent, type FrontierState } from '@trawl/crawl';
 import type { Logger } from 'pino';
 import type { FrontierStore } from './frontier-store.ts';
 
@@ -20,9 +20,12 @@ export interface DecodedJobEvent {
 
 const HANDLED = new Set<EventName>(['JobDispatched', 'PageFetched', 'PageFailed', 'JobCancelled']);
 
-export function toFrontierEvent(e: DecodedJobEvent): FrontierEvent | undefined {
+/** What the frontier reads from the log: every FrontierEvent but the clock's tick. */
+type LoggedFrontierEvent = Exclude<FrontierEvent, DeadlineTick>;
+
+export function toFrontierEvent(e: DecodedJobEvent): LoggedFrontierEvent | undefined {
   if (!HANDLED.has(e.name)) return undefined;
-  return { type: e.name, data: e.value } as FrontierEvent;
+  return { type: e.name, data: e.value } as LoggedFrontierEvent;
 }
 
 /** Fetch ids that this batch's page events finish (those still outstanding before it). */
@@ -54,7 +57,8 @@ export class FrontierProcessor {
     this.inPlace = options.decideInPlace ?? true;
   }
 
-  async apply(events: readonly DecodedJobEvent[], tx: PoolClient): Promise<{ emitted: number }> {
+  /** `now`: the clock the decisions are stamped with (a job's deadline counts from its last move). */
+  async apply(events: readonly DecodedJobEvent[], tx: PoolClient, now = Date.now()): Promise<{ emitted: number }> {
     const byJob = new Map<string, FrontierEvent[]>();
     for (const e of events) {
       const fe = toFrontierEvent(e);
@@ -64,8 +68,21 @@ export class FrontierProcessor {
       if (!list) byJob.set(jobId, (list = []));
       list.push(fe);
     }
-    if (byJob.size === 0) return { emitted: 0 };
+    return this.decideAndProduce(byJob, tx, now);
+  }
 
+  /**
+   * The deadline's tick for the given jobs, in `tx` like a batch: each job silent for `deadlineMs`
+   * by `at` gets PageFailed FETCH_LOST for what it still waits for, and completes. The decider
+   * re-checks each job from its locked state, so a job that moved meanwhile is left alone.
+   */
+  async expire(jobIds: readonly string[], tick: { at: number; deadlineMs: number }, tx: PoolClient): Promise<{ emitted: number }> {
+    const event: DeadlineTick = { type: 'Tick', at: tick.at, deadlineMs: tick.deadlineMs };
+    return this.decideAndProduce(new Map(jobIds.map((id) => [id, [event]])), tx, tick.at);
+  }
+
+  private async decideAndProduce(byJob: ReadonlyMap<string, FrontierEvent[]>, tx: PoolClient, now: number): Promise<{ emitted: number }> {
+    if (byJob.size === 0) return { emitted: 0 };
     try {
       const states = await this.store.load(tx, [...byJob.keys()]);
       const decisions = [...byJob].map(([jobId, jobEvents]) => {
@@ -76,8 +93,8 @@ export class FrontierProcessor {
         // In place, not copied: a copy costs O(URLs seen) per batch, quadratic over a large job
         // (at 5,000 pages it was a fifth of the frontier's CPU). The cached state is given up
         // here; the catch below drops it from the cache if this batch does not commit.
-        const decision = decideAll(before.state, jobEvents, { reuseState: this.inPlace });
-        // A cancel or failure replaces the outstanding map: whatever it still held is over too.
+        const decision = decideAll(before.state, jobEvents, { reuseState: this.inPlace, now });
+        // A cancel, a failure or a deadline replaces the outstanding map: whatever it still held is over too.
         if (decision.state.outstanding !== outstandingBefore) for (const id in outstandingBefore) candidates.add(id);
         const finished = [...candidates].filter((id) => !Object.hasOwn(decision.state.outstanding, id));
         return { before, decision, finished };
@@ -91,6 +108,8 @@ export class FrontierProcessor {
       // 2. Only then save the states (the caller commits them with the offsets).
       for (const { before, decision, finished } of decisions) {
         await this.store.save(tx, before, decision.state, decision.emit, finished);
+        const lost = decision.emit.filter((e) => e.type === 'PageFailed');
+        if (lost.length > 0) this.logger.warn({ job_id: decision.state.job_id, lost: lost.length, urls: lost.slice(0, 5).map((e) => e.data.url) }, 'fetches lost: no outcome by the deadline');
         const done = decision.emit.find((e) => e.type === 'JobCompleted' || e.type === 'JobFailed');
         if (done) this.logger.info({ job_id: decision.state.job_id, event: done.type, counters: decision.state.counters }, 'job ended');
       }
@@ -109,6 +128,8 @@ export class FrontierProcessor {
       case 'FetchRequested':
         // Keyed by host: one host's fetches share a partition, so one worker owns its politeness.
         return this.producer.emit('FetchRequested', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, { ...options, key: hostOf(e.data.url) });
+      case 'PageFailed':
+        return this.producer.emit('PageFailed', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, options);
       case 'JobCompleted':
         return this.producer.emit('JobCompleted', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, options);
       case 'JobFailed':

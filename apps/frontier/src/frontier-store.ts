@@ -18,6 +18,7 @@ interface JobRow {
   counters: FrontierState['counters'];
   started_at: number | null;
   dispatch_event_id: string | null;
+  active_at: number | null;
   version: number;
 }
 
@@ -33,7 +34,7 @@ export class FrontierStore {
     // Row locks: a second frontier replica that (during a rebalance) still works on the same job
     // waits here instead of deciding from the same state twice.
     const { rows } = await tx.query<JobRow>(
-      `SELECT job_id, status, spec, counters, started_at, dispatch_event_id, version
+      `SELECT job_id, status, spec, counters, started_at, dispatch_event_id, active_at, version
        FROM frontier_jobs WHERE job_id = ANY($1) FOR UPDATE`,
       [jobIds],
     );
@@ -71,6 +72,7 @@ export class FrontierStore {
           counters: r.counters,
           started_at: r.started_at,
           dispatch_event_id: r.dispatch_event_id,
+          active_at: r.active_at,
           seen: seen.get(r.job_id) ?? {},
           outstanding: outstanding.get(r.job_id) ?? {},
         };
@@ -94,11 +96,11 @@ export class FrontierStore {
     // never touch the same row in one batch: a fetch requested now cannot have finished yet.
     await tx.query(
       `WITH job AS (
-         INSERT INTO frontier_jobs (job_id, status, spec, counters, started_at, dispatch_event_id, version)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         INSERT INTO frontier_jobs (job_id, status, spec, counters, started_at, dispatch_event_id, active_at, version)
+         VALUES ($1, $2, $3, $4, $5, $6, $12, $7)
          ON CONFLICT (job_id) DO UPDATE SET status = EXCLUDED.status, spec = EXCLUDED.spec, counters = EXCLUDED.counters,
-           started_at = EXCLUDED.started_at, dispatch_event_id = EXCLUDED.dispatch_event_id, version = EXCLUDED.version,
-           updated_at = now()
+           started_at = EXCLUDED.started_at, dispatch_event_id = EXCLUDED.dispatch_event_id, active_at = EXCLUDED.active_at,
+           version = EXCLUDED.version, updated_at = now()
        ), urls AS (
          INSERT INTO frontier_urls (job_id, fetch_id, url, depth)
          SELECT $1, f, u, d FROM unnest($8::text[], $9::text[], $10::int[]) AS t(f, u, d)
@@ -109,7 +111,7 @@ export class FrontierStore {
        SELECT 1`,
       [after.job_id, after.status, after.spec ? JSON.stringify(after.spec) : null, JSON.stringify(after.counters),
         after.started_at, after.dispatch_event_id, version,
-        requested.map((r) => r.fetch_id), requested.map((r) => r.url), requested.map((r) => r.depth), done],
+        requested.map((r) => r.fetch_id), requested.map((r) => r.url), requested.map((r) => r.depth), done, after.active_at],
     );
     this.remember(after.job_id, { state: after, version });
   }
@@ -124,6 +126,18 @@ export class FrontierStore {
     // Finished jobs leave the cache: their state is never needed again but for redeliveries.
     if (entry.state.status === 'running' || entry.state.status === 'new') this.cache.set(jobId, entry);
     if (this.cache.size > this.maxCachedJobs) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /**
+   * Running jobs that have not moved since `silentSince` (epoch ms), the longest silent first: the
+   * candidates of a deadline tick. Read without locks; the tick locks and re-reads each one.
+   */
+  async silentJobs(db: Pick<PoolClient, 'query'>, silentSince: number, limit: number): Promise<string[]> {
+    const { rows } = await db.query<{ job_id: string }>(
+      `SELECT job_id FROM frontier_jobs WHERE status = 'running' AND active_at <= $1 ORDER BY active_at LIMIT $2`,
+      [silentSince, limit],
+    );
+    return rows.map((r) => r.job_id);
   }
 
   get cachedJobs(): number {

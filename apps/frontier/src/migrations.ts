@@ -31,4 +31,14 @@ export const FRONTIER_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX frontier_urls_outstanding ON frontier_urls (job_id) WHERE NOT done;
     `,
   },
+  {
+    id: 2,
+    description: 'when each job last moved: the origin of the fetch deadline',
+    sql: `
+      ALTER TABLE frontier_jobs ADD COLUMN active_at bigint;
+      -- A running job was last saved when it last moved, which is as precise as a deadline needs.
+      UPDATE frontier_jobs SET active_at = (extract(epoch FROM updated_at) * 1000)::bigint WHERE status = 'running';
+      CREATE INDEX frontier_jobs_silent ON frontier_jobs (active_at) WHERE status = 'running';
+    `,
+  },
 ];
