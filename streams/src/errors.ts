@@ -50,6 +50,21 @@ export class NonRetriableError extends StreamsError {
   readonly retriable = false;
 }
 
+/**
+ * An event or record over the producer's size limit (TRAWL_MAX_EVENT_BYTES), refused before it is
+ * sent: the broker would refuse it too, every time. Names the event and its size.
+ */
+export class EventTooLargeError extends StreamsError {
+  readonly code = 'TRAWL_EVENT_TOO_LARGE';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly details: { readonly event?: string; readonly eventId?: string; readonly topic?: string; readonly bytes?: number; readonly limit?: number } = {},
+  ) {
+    super(message);
+  }
+}
+
 /** An option given to a consumer, projection or helper is invalid: a programming error, thrown at start. */
 export class InvalidOptionError extends StreamsError {
   readonly code = 'TRAWL_INVALID_OPTION';

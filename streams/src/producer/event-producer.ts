@@ -18,6 +18,12 @@
  * of one partition go out as one record batch, and the broker refuses a record batch above
  * `message.max.bytes` (1 MiB by default) — all of it, for every caller in the batch, again on
  * every retry. Bounding the whole send below that limit keeps any partition's share under it.
+ *
+ * An event is bounded too (`maxEventBytes`, TRAWL_MAX_EVENT_BYTES): one over it is refused here,
+ * with an EventTooLargeError naming it, before it reaches the queue — a broker refusal would come
+ * after the other events of the same unit of work had already been written. `encode()` gives a
+ * caller that produces several events as one unit (a page's items and its PageFetched) the sizes
+ * of all of them before it sends any.
  */
 import type { Kafka, Message, Producer, IHeaders } from 'kafkajs';
 import { CompressionTypes } from '../kafka/kafkajs.ts';
@@ -25,6 +31,7 @@ import { keyedPartitioner } from '../kafka/keyed-partitioner.ts';
 import type { EventMap, EventName } from '@trawl/schemas';
 import type { Logger } from 'pino';
 import { EventCodec } from '../registry/event-codec.ts';
+import { EventTooLargeError } from '../errors.ts';
 import { EVENT_TOPIC } from './event-topics.ts';
 import { randomEventId } from './event-id.ts';
 
@@ -50,6 +57,30 @@ export interface RawMessage {
   readonly headers?: IHeaders;
 }
 
+/** An event encoded and measured by `encode()`, ready for `sendRaw()`. */
+export interface EncodedEvent extends RawMessage {
+  readonly name: EventName;
+  readonly eventId: string;
+  /** What the record costs on the wire (key, value, headers, record overhead): what the limit bounds. */
+  readonly bytes: number;
+}
+
+/**
+ * The default event limit: the broker's default `message.max.bytes` (1,048,588) less room for the
+ * record batch's own header and for what travels with a record later (a retry tier's headers, a
+ * dead letter's origin and error), so any event produced can also be forwarded.
+ */
+export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
+
+/** TRAWL_MAX_EVENT_BYTES, else the default; lower it with the broker's `message.max.bytes`. */
+export function maxEventBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TRAWL_MAX_EVENT_BYTES;
+  if (raw === undefined || raw === '') return DEFAULT_MAX_EVENT_BYTES;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1_024) throw new RangeError(`TRAWL_MAX_EVENT_BYTES must be a whole number of bytes ≥ 1024, got "${raw}"`);
+  return n;
+}
+
 interface Pending {
   readonly topic: string;
   /** Undefined while the event is being encoded. */
@@ -70,6 +101,8 @@ export interface EventProducerOptions {
   readonly maxBatchMessages?: number;
   /** Bytes of one send (keys, values, headers, record overhead). Default 900 000, under 1 MiB. */
   readonly maxBatchBytes?: number;
+  /** Bytes of one record (key, value, headers, record overhead). Default TRAWL_MAX_EVENT_BYTES, else DEFAULT_MAX_EVENT_BYTES. */
+  readonly maxEventBytes?: number;
 }
 
 /** What a record costs on the wire besides its key, value and headers (varints, attributes). */
@@ -92,6 +125,8 @@ function recordBytes(m: Message): number {
 
 export class EventProducer {
   readonly codec: EventCodec;
+  /** The largest record this producer sends; event builders bound what they build to it. */
+  readonly maxEventBytes: number;
   private readonly producer: Producer;
   private readonly logger: Logger;
   private readonly lingerMs: number;
@@ -104,8 +139,9 @@ export class EventProducer {
   private readonly idle: (() => void)[] = [];
   private connected = false;
 
-  constructor({ kafka, logger, codec, lingerMs = 2, maxBatchMessages = 5000, maxBatchBytes = 900_000 }: EventProducerOptions) {
+  constructor({ kafka, logger, codec, lingerMs = 2, maxBatchMessages = 5000, maxBatchBytes = 900_000, maxEventBytes }: EventProducerOptions) {
     this.codec = codec ?? new EventCodec();
+    this.maxEventBytes = maxEventBytes ?? maxEventBytesFromEnv();
     this.logger = logger;
     this.lingerMs = lingerMs;
     this.maxBatch = maxBatchMessages;
@@ -138,24 +174,23 @@ export class EventProducer {
 
   /** Encodes and sends one event; resolves once Kafka has acknowledged it. Returns its event_id. */
   async emit<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<string> {
-    const event_id = options.eventId ?? randomEventId();
-    const value = {
-      event_id,
-      occurred_at: options.occurredAt ?? new Date(),
-      causation_id: options.causationId ?? null,
-      ...body,
-    } as unknown as EventMap[N];
-    const topic = options.topic ?? EVENT_TOPIC[name];
-    const key = options.key ?? (body as { job_id?: string }).job_id ?? null;
-    const headers: IHeaders = { 'trawl-event': name, ...options.headers };
+    const e = this.envelope(name, body, options);
     await new Promise<void>((resolve, reject) => {
-      const slot: Pending = { topic, message: undefined, bytes: 0, failed: false, resolve, reject };
+      const slot: Pending = { topic: e.topic, message: undefined, bytes: 0, failed: false, resolve, reject };
       this.queue.push(slot);
-      this.codec.encode(topic, name, value).then(
+      this.codec.encode(e.topic, name, e.value).then(
         (encoded) => {
-          slot.message = { key, value: encoded, headers };
-          slot.bytes = recordBytes(slot.message);
-          this.queuedBytes += slot.bytes;
+          const message = { key: e.key, value: encoded, headers: e.headers };
+          const bytes = recordBytes(message);
+          const tooLarge = this.tooLarge(name, e.eventId, e.topic, bytes);
+          if (tooLarge) {
+            slot.failed = true;
+            reject(tooLarge);
+          } else {
+            slot.message = message;
+            slot.bytes = bytes;
+            this.queuedBytes += bytes;
+          }
           this.scheduleFlush();
         },
         (err: unknown) => {
@@ -165,10 +200,26 @@ export class EventProducer {
         },
       );
     });
-    return event_id;
+    return e.eventId;
   }
 
-  /** Sends already-encoded bytes (retry tiers and dead letters forward messages as they are). */
+  /**
+   * Encodes one event without sending it, and measures it: throws EventTooLargeError when it is over
+   * the limit. Send it with `sendRaw()`; events encoded one after another go out in sendRaw order.
+   */
+  async encode<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<EncodedEvent> {
+    const e = this.envelope(name, body, options);
+    const value = await this.codec.encode(e.topic, name, e.value);
+    const bytes = recordBytes({ key: e.key, value, headers: e.headers });
+    const tooLarge = this.tooLarge(name, e.eventId, e.topic, bytes);
+    if (tooLarge) throw tooLarge;
+    return { name, eventId: e.eventId, topic: e.topic, key: e.key, value, headers: e.headers, bytes };
+  }
+
+  /**
+   * Sends already-encoded bytes: events from `encode()` (measured there), and messages that retry
+   * tiers and dead letters forward as they are (they were in Kafka already, so not measured again).
+   */
   sendRaw(message: RawMessage): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const m: Message = { key: message.key, value: message.value, headers: message.headers };
@@ -177,6 +228,28 @@ export class EventProducer {
       this.queuedBytes += bytes;
       this.scheduleFlush();
     });
+  }
+
+  private envelope<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions) {
+    const eventId = options.eventId ?? randomEventId();
+    const value = {
+      event_id: eventId,
+      occurred_at: options.occurredAt ?? new Date(),
+      causation_id: options.causationId ?? null,
+      ...body,
+    } as unknown as EventMap[N];
+    const topic = options.topic ?? EVENT_TOPIC[name];
+    const key = options.key ?? (body as { job_id?: string }).job_id ?? null;
+    const headers: IHeaders = { 'trawl-event': name, ...options.headers };
+    return { eventId, value, topic, key, headers };
+  }
+
+  private tooLarge(name: EventName, eventId: string, topic: string, bytes: number): EventTooLargeError | undefined {
+    if (bytes <= this.maxEventBytes) return undefined;
+    return new EventTooLargeError(
+      `${name} ${eventId} is ${bytes} bytes on ${topic}, over the ${this.maxEventBytes}-byte event limit (TRAWL_MAX_EVENT_BYTES): the broker would refuse it`,
+      { event: name, eventId, topic, bytes, limit: this.maxEventBytes },
+    );
   }
 
   private scheduleFlush(): void {
