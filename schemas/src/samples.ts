@@ -86,6 +86,7 @@ export const samples: EventMap = {
     links: ['https://jobs.example/jobs/17'],
     next_page: 'https://jobs.example/listings?page=3',
     item_count: 2,
+    links_dropped: 0,
     truncated: false,
     parsed: true,
     attempt: 1,
@@ -109,6 +110,7 @@ export const samples: EventMap = {
     item_key: 'e3b0c44298fc1c14',
     url: 'https://jobs.example/listings?page=2',
     fields: { title: 'Rust engineer', link: 'https://jobs.example/jobs/17' },
+    truncated_fields: [],
   },
   JobCompleted: {
     ...envelope(8),

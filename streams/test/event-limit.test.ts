@@ -39,7 +39,7 @@ describe('the event limit', () => {
     expect(err.message).toMatch(/^ItemExtracted 00000000-0000-4000-8000-000000000002 is 6\d\d\d bytes on .*items, over the 4096-byte event limit/);
     expect(err.details).toMatchObject({ event: 'ItemExtracted', limit: 4_096 });
     const written = await readEvents(h.kafka, h.codec, [topic]);
-    expect(written.map((e) => (e.event.value as { fields: { title: string } }).fields.title)).toEqual(['before', 'after']);
+    expect(written.map((e) => (e.event.value as unknown as { fields: { title: string } }).fields.title)).toEqual(['before', 'after']);
   });
 
   it('encode() measures without sending, so a unit of several events is refused before any is written', async () => {

@@ -44,5 +44,6 @@ export { eventId } from './frontier/event-ids.ts';
 export { PageProcessor, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
 export { RulesCache } from './worker/rules-cache.ts';
 export { lazyBrowserFetcher } from './worker/lazy-browser.ts';
-export { pageFetchedEvent, itemExtractedEvents, pageFailedEvent } from './worker/worker-events.ts';
+export { pageEvents, pageFailedEvent, type PageEventOptions, type PageEvents } from './worker/worker-events.ts';
+export { boundItem, boundLinks, itemExtractedBytes, pageFetchedBytes, truncateUtf8, RECORD_RESERVE_BYTES } from './worker/event-bounds.ts';
 export { crawlInMemory, type InMemoryCrawlResult } from './worker/in-memory-crawl.ts';

@@ -118,6 +118,7 @@ describe('a lost fetch', () => {
         links: [`${site.origin}/p/3`, `${site.origin}/q?id=4&kind=page`],
         next_page: null,
         item_count: 1,
+        links_dropped: 0,
         truncated: false,
         parsed: true,
         attempt: 1,

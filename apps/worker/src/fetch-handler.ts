@@ -4,12 +4,18 @@
  * the time the frontier counts the page done, and may complete the job, everything the page
  * yielded is durable in Kafka.
  *
+ * A page is recorded whole or not at all, as far as size goes: its events are built bounded to the
+ * producer's event limit (pageEvents), then every one of them is encoded and measured before the
+ * first is sent. Should one still be over the limit, the page fails as a whole (a non-retriable
+ * TRAWL_EVENT_TOO_LARGE, then PageFailed) with none of its items written, instead of some items in
+ * Kafka, the page failed, and the read models' items disagreeing with the job's counters.
+ *
  * Failures are thrown with their `retriable` flag: the streams consumer forwards retriable ones
  * through the retry tiers and sends the rest (and the last attempt) to trawl.fetch.dlq; the
  * dead-letter hook then produces PageFailed so the job can still complete.
  */
-import type { ConsumedEventOf, DeadLetter, EventBody, EventProducer } from '@trawl/streams';
-import { itemExtractedEvents, pageFailedEvent, pageFetchedEvent, type PageProcessor } from '@trawl/crawl';
+import type { ConsumedEventOf, DeadLetter, EncodedEvent, EventBody, EventProducer } from '@trawl/streams';
+import { pageEvents, pageFailedEvent, type PageProcessor } from '@trawl/crawl';
 import type { EventMap, EventName, FetchRequested } from '@trawl/schemas';
 import type { Logger } from 'pino';
 
@@ -29,8 +35,11 @@ export class FetchHandler {
     const request = event.value;
     if (this.deps.endedJobs.has(request.job_id)) return;
     const page = await this.deps.processor.process(request, { signal: event.signal });
-    await Promise.all(itemExtractedEvents(request, page).map((item) => this.emit('ItemExtracted', item)));
-    await this.emit('PageFetched', pageFetchedEvent(request, page, event.attempt));
+    const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes });
+    const encodedItems = await Promise.all(items.map((item) => this.encode('ItemExtracted', item)));
+    const encodedPage = await this.encode('PageFetched', fetched);
+    await Promise.all(encodedItems.map((item) => this.deps.producer.sendRaw(item)));
+    await this.deps.producer.sendRaw(encodedPage);
   }
 
   /** The dead-letter hook: a fetch given up for good still ends, as PageFailed. */
@@ -44,7 +53,16 @@ export class FetchHandler {
   }
 
   private emit<N extends EventName>(name: N, event: EventMap[N]): Promise<string> {
+    return this.deps.producer.emit(name, ...this.split(event));
+  }
+
+  /** Encoded and measured, not sent: throws EventTooLargeError over the producer's limit. */
+  private encode<N extends EventName>(name: N, event: EventMap[N]): Promise<EncodedEvent> {
+    return this.deps.producer.encode(name, ...this.split(event));
+  }
+
+  private split<N extends EventName>(event: EventMap[N]): [EventBody<N>, { eventId: string; occurredAt: Date; causationId: string | null }] {
     const { event_id, occurred_at, causation_id, ...body } = event as EventMap[N] & { event_id: string; occurred_at: Date; causation_id: string | null };
-    return this.deps.producer.emit(name, body as unknown as EventBody<N>, { eventId: event_id, occurredAt: occurred_at, causationId: causation_id });
+    return [body as unknown as EventBody<N>, { eventId: event_id, occurredAt: occurred_at, causationId: causation_id }];
   }
 }

@@ -129,6 +129,8 @@ export interface PageFetched {
   /** Pagination successor (next_link or page_param), requested at the same depth and exempt from include/exclude patterns. */
   readonly next_page: null | string;
   readonly item_count: number;
+  /** Links kept by the crawl rules but left out of `links` to keep the event under the size limit (TRAWL_MAX_EVENT_BYTES): the frontier never sees them. */
+  readonly links_dropped: number;
   /** The body was cut at the size limit. */
   readonly truncated: boolean;
   /** False when the content type was not parsed (e.g. a PDF). */
@@ -165,6 +167,8 @@ export interface ItemExtracted {
   readonly item_key: string;
   readonly url: string;
   readonly fields: Readonly<Record<string, string>>;
+  /** Fields whose values were cut (at a UTF-8 character boundary) to keep the event under the size limit (TRAWL_MAX_EVENT_BYTES). */
+  readonly truncated_fields: readonly string[];
 }
 
 export type JobOutcome = 'finished' | 'cancelled';

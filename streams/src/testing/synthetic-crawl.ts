@@ -89,7 +89,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
     const page: EventBody<'PageFetched'> = {
       job_id, fetch_id, url, final_url: roll > 0.95 ? `${url}&redirected=1` : url, status, content_type: 'text/html; charset=utf-8',
       bytes: 1000 + Math.floor(rnd() * 90_000), fetch_ms: 5 + Math.floor(rnd() * 900), render_mode: roll > 0.9 ? 'browser' : 'http',
-      depth: p === 0 ? 0 : 1 + (p % 2), links: [`https://${host}/page/${jobIndex}/${p + 1}`], next_page: null, item_count: count,
+      depth: p === 0 ? 0 : 1 + (p % 2), links: [`https://${host}/page/${jobIndex}/${p + 1}`], next_page: null, item_count: count, links_dropped: 0,
       truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1,
     };
     const pageAt = at(20 + Math.floor(rnd() * 40));
@@ -100,6 +100,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       out.push(ev('ItemExtracted', {
         job_id, fetch_id, item_key, url,
         fields: { title: `Item ${jobIndex}-${p}-${i} "quoted" \\ back\nslash`, price: `${(rnd() * 100).toFixed(2)} EUR`, note: 'ünïcødé ✓' },
+        truncated_fields: [],
       }, eventId('ItemExtracted', item_key), at(1)));
     }
     // A worker that crashed after producing fetches again: same fetch, new event id, later.

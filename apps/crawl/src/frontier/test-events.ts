@@ -43,6 +43,7 @@ export function fetched(url: string, depth: number, links: string[] = [], extra:
     links,
     next_page: null,
     item_count: 0,
+    links_dropped: 0,
     truncated: false,
     parsed: true,
     attempt: 1,

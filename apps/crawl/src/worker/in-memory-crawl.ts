@@ -3,7 +3,7 @@ import { isRetriable } from '../errors.ts';
 import { decide, type FrontierEmit, type FrontierEvent } from '../frontier/decide.ts';
 import { initialFrontierState, type FrontierState } from '../frontier/frontier-state.ts';
 import type { PageProcessor } from './page-processor.ts';
-import { itemExtractedEvents, pageFailedEvent, pageFetchedEvent } from './worker-events.ts';
+import { pageEvents, pageFailedEvent } from './worker-events.ts';
 
 export interface InMemoryCrawlResult {
   readonly requested: FetchRequested[];
@@ -51,9 +51,9 @@ export async function crawlInMemory(dispatch: JobDispatched, processor: PageProc
         .process(job.request)
         .then(
           (page) => {
-            const fetched = pageFetchedEvent(job.request, page, job.attempt);
+            const { items, fetched } = pageEvents(job.request, page, job.attempt);
             result.fetched.push(fetched);
-            result.items += itemExtractedEvents(job.request, page).length;
+            result.items += items.length;
             apply({ type: 'PageFetched', data: fetched });
           },
           (err: unknown) => {

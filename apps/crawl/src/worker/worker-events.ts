@@ -1,6 +1,7 @@
 import type { FetchRequested, ItemExtracted, PageFailed, PageFetched, RenderMode } from '@trawl/schemas';
 import { CrawlError, errorCode } from '../errors.ts';
 import { eventId } from '../frontier/event-ids.ts';
+import { boundItem, boundLinks } from './event-bounds.ts';
 import type { ProcessedPage } from './page-processor.ts';
 
 /**
@@ -8,7 +9,29 @@ import type { ProcessedPage } from './page-processor.ts';
  * after producing and before committing re-produces the same ids, and every consumer dedupes by them.
  * `occurred_at` is the wall clock of the run that produced it.
  */
-export function pageFetchedEvent(request: FetchRequested, page: ProcessedPage, attempt: number, now: Date = new Date()): PageFetched {
+
+export interface PageEventOptions {
+  /** The producer's event limit: links and item fields are bounded to fit it (event-bounds.ts). Default: unbounded. */
+  readonly maxEventBytes?: number;
+  readonly now?: Date;
+}
+
+/** What a fetched page produces, in the order it is produced: its items, then the PageFetched that counts them. */
+export interface PageEvents {
+  readonly items: readonly ItemExtracted[];
+  readonly fetched: PageFetched;
+}
+
+export function pageEvents(request: FetchRequested, page: ProcessedPage, attempt: number, options: PageEventOptions = {}): PageEvents {
+  const now = options.now ?? new Date();
+  const max = options.maxEventBytes ?? Infinity;
+  return {
+    items: itemExtractedEvents(request, page, now).map((item) => boundItem(item, max)),
+    fetched: boundLinks(pageFetchedEvent(request, page, attempt, now), max),
+  };
+}
+
+function pageFetchedEvent(request: FetchRequested, page: ProcessedPage, attempt: number, now: Date): PageFetched {
   const r = page.result;
   return {
     event_id: eventId(request.job_id, 'PageFetched', request.fetch_id),
@@ -27,13 +50,14 @@ export function pageFetchedEvent(request: FetchRequested, page: ProcessedPage, a
     links: [...page.links],
     next_page: page.nextPage,
     item_count: page.items.length,
+    links_dropped: 0,
     truncated: r.truncated,
     parsed: page.parsed,
     attempt,
   };
 }
 
-export function itemExtractedEvents(request: FetchRequested, page: ProcessedPage, now: Date = new Date()): ItemExtracted[] {
+function itemExtractedEvents(request: FetchRequested, page: ProcessedPage, now: Date): ItemExtracted[] {
   return page.items.map((item) => ({
     event_id: eventId(request.job_id, 'ItemExtracted', item.key),
     occurred_at: now,
@@ -43,6 +67,7 @@ export function itemExtractedEvents(request: FetchRequested, page: ProcessedPage
     item_key: item.key,
     url: request.url,
     fields: item.fields,
+    truncated_fields: [],
   }));
 }
 
@@ -59,9 +84,16 @@ export function pageFailedEvent(request: FetchRequested, err: unknown, attempts:
     url: request.url,
     depth: request.depth,
     status,
-    error_code: errorCode(err),
+    error_code: codeOf(err),
     error_message: err instanceof Error ? err.message.slice(0, 1000) : String(err).slice(0, 1000),
     attempts,
     render_mode: renderMode,
   };
+}
+
+/** The crawl's code, else the code of another package's coded error (the producer's TRAWL_EVENT_TOO_LARGE), else TRAWL_UNEXPECTED. */
+function codeOf(err: unknown): string {
+  if (err instanceof CrawlError) return errorCode(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^TRAWL_[A-Z_]+$/.test(code) ? code : errorCode(err);
 }
