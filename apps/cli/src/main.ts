@@ -20,7 +20,7 @@ export const USAGE = `usage: trawl <command>
 
   up                      start the local stack and every service in the background (logs in .trawl/logs/)
   down                    stop every service, then the stack
-  status                  the stack's parts and the services
+  status [--json]         the stack's parts and the services (state, pid, restarts)
   build                   compile the services into .trawl/build/ (up does this itself)
   demo                    up, then crawl the bundled demo site with live progress (npm start)
   crawl <url>             submit a crawl and follow it live
@@ -69,7 +69,7 @@ async function run(argv: string[]): Promise<number> {
       await down({ keepStack: values['keep-stack'] });
       return 0;
     case 'status':
-      return status();
+      return status({ json: values.json });
     case 'build':
       await build();
       return 0;

@@ -1,25 +1,50 @@
-/** `trawl status`: the stack's parts and the services; exit code 1 when something is down. */
+/**
+ * `trawl status [--json]`: the stack's parts and the services, each with its state, pid and the
+ * restarts its keeper made; exit code 1 when something is down. A service that runs without a
+ * keeper (its keeper was killed, or it was started before services had keepers) shows as
+ * unsupervised: it runs, but nothing restarts it.
+ */
 import { formatStatusTable, stackStatus, styleFor as stackStyle } from '@trawl/stack';
 import { styleFor, table } from '../lib/format.ts';
 import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
-import { serviceState } from '../services/supervisor.ts';
+import { serviceState, type ServicePhase } from '../services/supervisor.ts';
 
-export async function status(): Promise<number> {
-  const out = process.stdout;
-  const s = styleFor(out);
-  const stack = await stackStatus();
-  out.write(formatStatusTable(stack.parts, stackStyle(out)) + '\n\n');
-  const rows = [['service', 'state', 'pid', 'log']];
-  let allUp = stack.ok;
-  for (const spec of serviceCatalogue()) {
-    if (!isInstalled(spec.app)) {
-      rows.push([spec.name, 'not built yet', '', '']);
-      continue;
-    }
+export interface ServiceStatus {
+  readonly name: string;
+  /** Also `not built yet` for an app that does not exist. */
+  readonly state: ServicePhase | 'not built yet';
+  readonly pid: number | null;
+  readonly supervised: boolean;
+  readonly restarts: number;
+  readonly log: string | null;
+}
+
+export function serviceStatuses(): ServiceStatus[] {
+  return serviceCatalogue().map((spec) => {
+    if (!isInstalled(spec.app)) return { name: spec.name, state: 'not built yet', pid: null, supervised: false, restarts: 0, log: null };
     const st = serviceState(spec);
-    if (!st.running) allUp = false;
-    rows.push([spec.name, st.running ? s.green('running') : s.red('stopped'), st.pid && st.running ? String(st.pid) : '', st.log]);
+    return { name: spec.name, state: st.state, pid: st.pid, supervised: st.keeperPid !== null, restarts: st.restarts, log: st.log };
+  });
+}
+
+export async function status(options: { json?: boolean } = {}): Promise<number> {
+  const out = process.stdout;
+  const stack = await stackStatus();
+  const services = serviceStatuses();
+  const allUp = stack.ok && services.every((s) => s.state === 'running' || s.state === 'not built yet');
+  if (options.json) {
+    out.write(JSON.stringify({ ok: allUp, stack: stack.parts, services }, null, 2) + '\n');
+    return allUp ? 0 : 1;
   }
+  const s = styleFor(out);
+  out.write(formatStatusTable(stack.parts, stackStyle(out)) + '\n\n');
+  const paint = (st: ServiceStatus): string => {
+    if (st.state === 'running') return st.supervised ? s.green('running') : s.yellow('running, unsupervised');
+    if (st.state === 'restarting' || st.state === 'stopping') return s.yellow(st.state);
+    return st.state === 'stopped' ? s.red('stopped') : st.state;
+  };
+  const rows = [['service', 'state', 'pid', 'restarts', 'log']];
+  for (const st of services) rows.push([st.name, paint(st), st.pid ? String(st.pid) : '', st.log ? String(st.restarts) : '', st.log ?? '']);
   out.write(table(rows) + '\n');
   return allUp ? 0 : 1;
 }

@@ -52,16 +52,19 @@ export async function up(): Promise<void> {
     err.write(s.yellow(`! ${spec.name}: apps/${spec.app}/src/main.ts does not exist yet — skipped\n`));
     return false;
   });
-  const toStart = installed.filter((spec) => !serviceState(spec).running);
+  const toStart = installed.filter((spec) => {
+    const st = serviceState(spec);
+    return !st.running && st.keeperPid === null;
+  });
   if (toStart.length > 0) await compileAndReport(toStart);
   const started: string[] = [];
   for (const spec of installed) {
     const before = serviceState(spec);
-    const state = startService(spec, env);
-    if (before.running) err.write(s.dim(`= ${spec.name} already running (pid ${state.pid})\n`));
+    const state = await startService(spec, env);
+    if (before.running || before.keeperPid !== null) err.write(s.dim(`= ${spec.name} already ${before.state}${before.pid ? ` (pid ${before.pid})` : ''}${before.keeperPid ? '' : ', unsupervised'}\n`));
     else {
       started.push(spec.name);
-      err.write(`${s.green('↑')} ${spec.name} started (pid ${state.pid}) → ${state.log}\n`);
+      err.write(`${s.green('↑')} ${spec.name} started (pid ${state.pid ?? '–'}, kept by ${state.keeperPid ?? '–'}) → ${state.log}\n`);
     }
   }
   // A service that dies at once (bad config, port taken) should not go unnoticed.
@@ -73,7 +76,7 @@ export async function up(): Promise<void> {
         if (!(await staysUp(spec, 2_000))) dead.push(spec.name);
       }),
   );
-  for (const name of dead) err.write(s.red(`✗ ${name} exited at start; last lines of its log:\n`) + lastLogLines(name) + '\n');
+  for (const name of dead) err.write(s.red(`✗ ${name} exited at start (its keeper starts it again, waiting longer each time); last lines of its log:\n`) + lastLogLines(name) + '\n');
   if (isInstalled('api') && !dead.includes('api')) {
     const ok = await waitForHttp(`${apiBaseUrl()}/healthz`, 60_000);
     err.write(ok ? `${s.green('✓')} API ready at ${apiBaseUrl()} (docs: ${apiBaseUrl()}/docs)\n` : s.red(`✗ the API did not answer at ${apiBaseUrl()}\n`));
