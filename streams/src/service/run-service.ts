@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
 import { kafkajsFastPaths } from '../kafka/kafkajs.ts';
 import { startHeapCeiling } from './heap-ceiling.ts';
+import { startHeartbeatFile } from './heartbeat-file.ts';
 
 export interface Service {
   /** Stops gracefully; resolves when everything in flight is done and committed. */
@@ -54,6 +55,8 @@ export async function runService(
   }
   const { active, reason } = kafkajsFastPaths;
   logger.info({ kafkajsFastPaths: active ? 'on' : reason }, `${name} started`);
+  // Beats only once started: a service still connecting is not yet healthy.
+  if (process.env.TRAWL_HEARTBEAT_FILE) startHeartbeatFile({ file: process.env.TRAWL_HEARTBEAT_FILE, logger });
 
   let stopping = false;
   const stop = (signal: string) => {
