@@ -9,13 +9,19 @@ export interface LinkLimits {
   readonly maxLinks: number;
   /** Anchors looked at per page, kept or not, bounding the work on a page of a million anchors. */
   readonly maxAnchors: number;
+  /**
+   * Time the crawl rules may take on one page. Patterns run in linear time, but a link can still
+   * cost its length times the pattern's program; past the budget the page's remaining links are
+   * dropped as `over_budget` instead of holding the worker.
+   */
+  readonly ruleBudgetMs: number;
 }
 
 export interface ExtractedLinks {
   /** Normalised, kept by the rules, deduplicated, in document order. */
   readonly links: string[];
   /** How many were dropped, by reason ('invalid' for unparseable/non-http hrefs). */
-  readonly dropped: Partial<Record<Exclude<RuleVerdict, null> | 'invalid' | 'capped', number>>;
+  readonly dropped: Partial<Record<Exclude<RuleVerdict, null> | 'invalid' | 'capped' | 'over_budget', number>>;
 }
 
 export function extractLinks(doc: Document, base: URL, pageUrl: string, rules: CrawlRules, limits: LinkLimits): ExtractedLinks {
@@ -26,6 +32,8 @@ export function extractLinks(doc: Document, base: URL, pageUrl: string, rules: C
   const anchors = selectAllIn(doc, 'a[href], area[href]');
   const n = Math.min(anchors.length, limits.maxAnchors);
   if (anchors.length > n) dropped.capped = anchors.length - n;
+  const deadline = performance.now() + limits.ruleBudgetMs;
+  let overBudget = false;
   for (let i = 0; i < n; i++) {
     const href = anchors[i]!.attribs.href ?? '';
     if (isNonFetchableHref(href)) {
@@ -39,6 +47,10 @@ export function extractLinks(doc: Document, base: URL, pageUrl: string, rules: C
     }
     if (seen.has(url)) continue;
     seen.add(url);
+    if (overBudget || (overBudget = performance.now() > deadline)) {
+      drop('over_budget');
+      continue;
+    }
     const verdict = rules.check(url, pageUrl);
     if (verdict) {
       drop(verdict);

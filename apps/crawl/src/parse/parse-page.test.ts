@@ -54,7 +54,7 @@ describe('parsePage: links', () => {
 
   it('bounds an HTML bomb: links and anchors per page are capped', () => {
     const html = Array.from({ length: 20_000 }, (_, i) => `<a href="/p${i}">${i}</a>`).join('');
-    const page = parsePage({ html, url, finalUrl: url, spec: testSpec(), limits: { maxLinks: 100, maxAnchors: 1_000, maxItems: 10 } });
+    const page = parsePage({ html, url, finalUrl: url, spec: testSpec(), limits: { ...DEFAULT_PARSE_LIMITS, maxLinks: 100, maxAnchors: 1_000, maxItems: 10 } });
     expect(page.links).toHaveLength(100);
     expect(page.dropped.capped).toBe(20_000 - 100);
   });
@@ -120,7 +120,7 @@ describe('parsePage: HTML bombs are bounded in time and memory', () => {
     const html = `<html><body>${'<article><h2>job</h2></article>'.repeat(200_000)}</body></html>`;
     const page = parseMeasured('items', html);
     expect(page.items).toHaveLength(DEFAULT_PARSE_LIMITS.maxItems);
-    expect(page.itemsCapped).toBe(true);
+    expect(page.itemsCut.overCount).toBe(200_000 - DEFAULT_PARSE_LIMITS.maxItems);
   });
 });
 
@@ -163,9 +163,9 @@ describe('parsePage: items', () => {
 
   it('caps items per page', () => {
     const many = Array.from({ length: 50 }, (_, i) => `<article class="job"><h2>${i}</h2></article>`).join('');
-    const page = parsePage({ html: many, url, finalUrl: url, spec, limits: { maxLinks: 10, maxAnchors: 10, maxItems: 5 } });
+    const page = parsePage({ html: many, url, finalUrl: url, spec, limits: { ...DEFAULT_PARSE_LIMITS, maxItems: 5 } });
     expect(page.items).toHaveLength(5);
-    expect(page.itemsCapped).toBe(true);
+    expect(page.itemsCut).toEqual({ overCount: 45, overBytes: 0 });
   });
 
   it("answers cheerio's jQuery selector extensions (:first, :eq) as cheerio does, and only within the item", () => {

@@ -1,16 +1,30 @@
 import type { CrawlSpec } from '@trawl/schemas';
 import { compileRules, type CrawlRules } from '../rules/crawl-rules.ts';
 import { baseUrlOf } from './base-url.ts';
-import { extractItems, type ExtractedItem } from './extract-items.ts';
+import { extractItems, type ExtractedItem, type ExtractedItems, type ItemLimits } from './extract-items.ts';
 import { extractLinks, type ExtractedLinks, type LinkLimits } from './extract-links.ts';
 import { loadHtml } from './load-html.ts';
 import { findNextPage } from './pagination.ts';
 
-export interface ParseLimits extends LinkLimits {
-  readonly maxItems: number;
-}
+export interface ParseLimits extends LinkLimits, ItemLimits {}
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxLinks: 5_000, maxAnchors: 50_000, maxItems: 1_000 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxLinks: 5_000, maxAnchors: 50_000, maxItems: 1_000, maxItemBytes: 4 * 1024 * 1024, ruleBudgetMs: 1_000 };
+
+/** The parse limits with what the environment sets (`TRAWL_PARSE_MAX_ITEM_BYTES`, `TRAWL_PARSE_RULE_BUDGET_MS`). */
+export function parseLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): ParseLimits {
+  const positive = (name: string, dflt: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return dflt;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new RangeError(`${name} must be a positive whole number, not ${JSON.stringify(raw)}`);
+    return n;
+  };
+  return {
+    ...DEFAULT_PARSE_LIMITS,
+    maxItemBytes: positive('TRAWL_PARSE_MAX_ITEM_BYTES', DEFAULT_PARSE_LIMITS.maxItemBytes),
+    ruleBudgetMs: positive('TRAWL_PARSE_RULE_BUDGET_MS', DEFAULT_PARSE_LIMITS.ruleBudgetMs),
+  };
+}
 
 export interface ParsePageInput {
   readonly html: string;
@@ -30,8 +44,12 @@ export interface ParsedPage {
   /** PageFetched.next_page: the pagination successor, requested at the same depth (see pagination.ts). */
   readonly nextPage: string | null;
   readonly items: ExtractedItem[];
+  /** Links not kept, by reason. */
   readonly dropped: ExtractedLinks['dropped'];
-  readonly itemsCapped: boolean;
+  /** UTF-8 bytes of the items (field names and values). */
+  readonly itemBytes: number;
+  /** Items not extracted, past `maxItems` or `maxItemBytes`. */
+  readonly itemsCut: ExtractedItems['cut'];
 }
 
 export function parsePage(input: ParsePageInput): ParsedPage {
@@ -40,9 +58,9 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const doc = loadHtml(input.html);
   const base = baseUrlOf(doc, input.finalUrl);
   const { links, dropped } = extractLinks(doc, base, input.url, rules, limits);
-  const { items, capped } = extractItems(doc, rules.spec, base, input.url, limits.maxItems);
+  const { items, bytes, cut } = extractItems(doc, rules.spec, base, input.url, limits);
   const nextPage = findNextPage(doc, rules, base, input.url, items.length);
-  return { links, nextPage, items, dropped, itemsCapped: capped };
+  return { links, nextPage, items, dropped, itemBytes: bytes, itemsCut: cut };
 }
 
 function requireSpec(spec: CrawlSpec | undefined): CrawlSpec {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { load } from 'cheerio/slim';
 import type { Element } from 'domhandler';
 import { loadHtml } from './load-html.ts';
-import { attributeOf, selectAllIn, selectFirstIn, textOf } from './select.ts';
+import { collapsedText, rawText } from './bounded-text.ts';
+import { attributeOf, selectAllIn, selectFirstIn } from './select.ts';
 
 const html = `<!doctype html><html><head><base href="/root/"><title>t</title></head><body>
   <nav><a href="/a">A</a> <a href="">empty</a> <a name="x">no href</a> <area href="/area"></nav>
@@ -38,7 +39,8 @@ describe('select: the same answers as cheerio', () => {
     const elements = selectAllIn(doc, '*');
     expect(elements.length).toBeGreaterThan(20);
     for (const el of elements) {
-      expect(textOf(el)).toBe($(el).text());
+      expect(rawText(el, Number.POSITIVE_INFINITY)).toBe($(el).text());
+      expect(collapsedText(el, Number.POSITIVE_INFINITY)).toBe($(el).text().replace(/\s+/g, ' ').trim());
       for (const name of ['href', 'class', 'checked', 'value', 'data-id', 'type', 'missing']) expect(attributeOf(el, name)).toBe($(el).attr(name));
     }
   });

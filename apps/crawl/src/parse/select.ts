@@ -5,15 +5,15 @@
  * On the bench site that was half of parsePage's time beyond the HTML parse itself
  * (`npm run bench:parse -w @trawl/bench`).
  *
- * The answers are cheerio's: the same elements in document order, `text()` as domutils'
- * textContent (which is what cheerio calls), attributes as cheerio's `attr()` reads them. A selector
+ * The answers are cheerio's: the same elements in document order, attributes as cheerio's `attr()`
+ * reads them (text is read with a budget, by bounded-text.ts). A selector
  * css-select cannot compile (cheerio's jQuery extensions such as `:first` or `:eq(1)`) is remembered
  * as such and answered by cheerio over the same nodes, made once per document.
  */
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { compile, selectAll, selectOne } from 'css-select';
 import type { AnyNode, Document, Element, ParentNode } from 'domhandler';
-import { textContent } from 'domutils';
+import { rawText } from './bounded-text.ts';
 
 type Query = ReturnType<typeof compile<AnyNode, Element>>;
 
@@ -65,21 +65,17 @@ export function selectFirstIn(context: ParentNode, selector: string): Element | 
   return ($(context).find(selector).get(0) as Element | undefined) ?? null;
 }
 
-/** An element's text as cheerio's `text()` gives it. */
-export function textOf(el: Element): string {
-  return textContent(el);
-}
-
 const BOOLEAN_ATTRIBUTE = /^(?:autofocus|autoplay|async|checked|controls|defer|disabled|hidden|loop|multiple|open|readonly|required|scoped|selected)$/i;
 
 /**
  * An attribute as cheerio's `attr(name)` reads it in HTML mode: a boolean attribute present reads
- * as its name, `value` of an `<option>` without one as its text, of a radio or checkbox as `on`.
+ * as its name, `value` of an `<option>` without one as its text (its first `maxTextChars`
+ * characters), of a radio or checkbox as `on`.
  */
-export function attributeOf(el: Element, name: string): string | undefined {
+export function attributeOf(el: Element, name: string, maxTextChars = Number.POSITIVE_INFINITY): string | undefined {
   if (Object.hasOwn(el.attribs, name)) return BOOLEAN_ATTRIBUTE.test(name) ? name : el.attribs[name];
   if (name !== 'value') return undefined;
-  if (el.name === 'option') return textContent(el.children);
+  if (el.name === 'option') return rawText(el, maxTextChars);
   const type = el.attribs.type;
   return el.name === 'input' && (type === 'radio' || type === 'checkbox') ? 'on' : undefined;
 }

@@ -1,21 +1,23 @@
 import type { CrawlSpec } from '@trawl/schemas';
 import { InvalidSpecError } from '../errors.ts';
 import { DEFAULT_TRAP_GUARDS, detectTrap, type TrapGuardOptions } from './trap-guards.ts';
+import { PatternError, PatternList } from './user-patterns.ts';
 
 /** Why a link is not followed; null means it is kept. */
 export type RuleVerdict = 'off_host' | 'not_included' | 'excluded' | 'url_too_long' | 'path_too_deep' | 'repeated_segments' | null;
 
 /**
- * The link rules of one job, compiled once: regexes are built (and rejected when invalid) when the
- * job starts, not for every page. Works on normalised URLs (see normaliseUrl).
+ * The link rules of one job, compiled once: patterns are compiled (and rejected when unusable) when
+ * the job starts, not for every page, for a linear-time engine (user-patterns.ts). Works on
+ * normalised URLs (see normaliseUrl).
  *
  * Same host means: the host of the page the link was found on (the *requested* URL, which passed
  * these rules itself, so the crawl cannot drift host by host through redirects), ignoring one leading
  * `www.`, or one of `allowed_hosts` (exact, or `*.example.com` / `.example.com` for subdomains).
  */
 export class CrawlRules {
-  private readonly include: readonly RegExp[];
-  private readonly exclude: readonly RegExp[];
+  private readonly include: PatternList;
+  private readonly exclude: PatternList;
   private readonly exactHosts: ReadonlySet<string>;
   private readonly hostSuffixes: readonly string[];
 
@@ -47,8 +49,8 @@ export class CrawlRules {
 
   /** Include/exclude patterns alone (pagination links skip them, see parsePage). */
   checkPatterns(url: string): 'not_included' | 'excluded' | null {
-    if (this.include.length > 0 && !this.include.some((r) => r.test(url))) return 'not_included';
-    if (this.exclude.some((r) => r.test(url))) return 'excluded';
+    if (this.include.size > 0 && !this.include.test(url)) return 'not_included';
+    if (this.exclude.test(url)) return 'excluded';
     return null;
   }
 
@@ -71,14 +73,13 @@ export function compileRules(spec: CrawlSpec, traps?: TrapGuardOptions): CrawlRu
   return new CrawlRules(spec, traps);
 }
 
-function compileAll(patterns: readonly string[], field: string): RegExp[] {
-  return patterns.map((p, i) => {
-    try {
-      return new RegExp(p);
-    } catch (err) {
-      throw new InvalidSpecError(`${field}[${i}] is not a valid regular expression: ${JSON.stringify(p)}`, { cause: err });
-    }
-  });
+function compileAll(patterns: readonly string[], field: string): PatternList {
+  try {
+    return PatternList.compile(patterns);
+  } catch (err) {
+    if (!(err instanceof PatternError)) throw err;
+    throw new InvalidSpecError(`${field}[${err.index}] ${JSON.stringify(patterns[err.index])} ${err.message}`, { cause: err });
+  }
 }
 
 /** Host (with port) of a normalised URL, without building a URL object. */
