@@ -31,7 +31,7 @@ export { parseRobots, type RobotsRules } from './politeness/robots-parser.ts';
 export { HostLimiter, hostPolicyOf, type HostLimiterOptions, type HostPolicy, type AcquireOptions, type Release } from './politeness/host-limiter.ts';
 
 // parsing
-export { parsePage, DEFAULT_PARSE_LIMITS, type ParsePageInput, type ParsedPage, type ParseLimits } from './parse/parse-page.ts';
+export { parsePage, parseLimitsFromEnv, DEFAULT_PARSE_LIMITS, type PageCut, type ParsePageInput, type ParsedPage, type ParseLimits } from './parse/parse-page.ts';
 export { itemKey } from './parse/item-key.ts';
 export type { ExtractedItem } from './parse/extract-items.ts';
 

@@ -35,6 +35,8 @@ export class FetchHandler {
     const request = event.value;
     if (this.deps.endedJobs.has(request.job_id)) return;
     const page = await this.deps.processor.process(request, { signal: event.signal });
+    // PageFetched has no field for it: what the parse limits left out is said here, once per page.
+    if (page.cut) this.deps.logger.warn({ job_id: request.job_id, url: request.url, cut: page.cut }, 'page cut by the parse limits');
     const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes });
     const encodedItems = await Promise.all(items.map((item) => this.encode('ItemExtracted', item)));
     const encodedPage = await this.encode('PageFetched', fetched);

@@ -15,7 +15,7 @@ import {
   runService,
   TOPICS,
 } from '@trawl/streams';
-import { AddressPolicy, HostLimiter, HttpFetcher, lazyBrowserFetcher, PageProcessor, RobotsCache, SafeResolver } from '@trawl/crawl';
+import { AddressPolicy, HostLimiter, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver } from '@trawl/crawl';
 import { EndedJobs } from './ended-jobs.ts';
 import { ParsePool } from './parse/parse-pool.ts';
 import { FetchHandler } from './fetch-handler.ts';
@@ -56,8 +56,9 @@ await runService('worker', async (logger) => {
   await pool?.ready();
   const robots = new RobotsCache(http);
   const limiter = new HostLimiter();
-  const processor = new PageProcessor({ http, browser, robots, limiter, ...(pool ? { parse: (job) => pool.parse(job) } : {}) });
-  logger.info({ parseThreads }, 'page processing');
+  const parseLimits = parseLimitsFromEnv();
+  const processor = new PageProcessor({ http, browser, robots, limiter, parseLimits, ...(pool ? { parse: (job) => pool.parse(job) } : {}) });
+  logger.info({ parseThreads, parseLimits }, 'page processing');
   const handler = new FetchHandler({ processor, producer, logger, endedJobs });
   const consumer = await runEventConsumer({
     name: 'worker',

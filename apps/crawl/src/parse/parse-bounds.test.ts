@@ -97,6 +97,9 @@ describe('parsePage: bounded extraction', () => {
     expect(page.items.map((i) => i.index)).toEqual([0, 1, 2, 3]);
     expect(page.itemBytes).toBe(4 * 211);
     expect(page.itemsCut).toEqual({ overCount: 0, overBytes: 6 });
+    // What the worker logs for the page: PageFetched has no field for it.
+    expect(page.cut).toEqual({ linksCapped: 0, linksOverBudget: 0, itemsOverCount: 0, itemsOverBytes: 6 });
+    expect(parsePage({ html, url, finalUrl: url, spec }).cut).toBeNull();
   });
 
   it('reads the configured limits from the environment, refusing nonsense', () => {

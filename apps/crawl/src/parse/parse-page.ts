@@ -50,6 +50,25 @@ export interface ParsedPage {
   readonly itemBytes: number;
   /** Items not extracted, past `maxItems` or `maxItemBytes`. */
   readonly itemsCut: ExtractedItems['cut'];
+  /** What the limits cut from the page, or null when they cut nothing: the worker logs it. */
+  readonly cut: PageCut | null;
+}
+
+/** What the parse limits left out of a page. */
+export interface PageCut {
+  /** Anchors past `maxAnchors` and kept links past `maxLinks`. */
+  readonly linksCapped: number;
+  /** Links not checked because the page's rule checks ran out of `ruleBudgetMs`. */
+  readonly linksOverBudget: number;
+  /** Item roots past `maxItems`. */
+  readonly itemsOverCount: number;
+  /** Items past `maxItemBytes`. */
+  readonly itemsOverBytes: number;
+}
+
+function cutOf(dropped: ExtractedLinks['dropped'], items: ExtractedItems['cut']): PageCut | null {
+  const cut = { linksCapped: dropped.capped ?? 0, linksOverBudget: dropped.over_budget ?? 0, itemsOverCount: items.overCount, itemsOverBytes: items.overBytes };
+  return cut.linksCapped + cut.linksOverBudget + cut.itemsOverCount + cut.itemsOverBytes > 0 ? cut : null;
 }
 
 export function parsePage(input: ParsePageInput): ParsedPage {
@@ -60,7 +79,7 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const { links, dropped } = extractLinks(doc, base, input.url, rules, limits);
   const { items, bytes, cut } = extractItems(doc, rules.spec, base, input.url, limits);
   const nextPage = findNextPage(doc, rules, base, input.url, items.length);
-  return { links, nextPage, items, dropped, itemBytes: bytes, itemsCut: cut };
+  return { links, nextPage, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut) };
 }
 
 function requireSpec(spec: CrawlSpec | undefined): CrawlSpec {

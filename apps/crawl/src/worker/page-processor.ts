@@ -3,7 +3,7 @@ import { RobotsDisallowedError } from '../errors.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import { statusError } from '../fetch/status-error.ts';
 import type { ExtractedItem } from '../parse/extract-items.ts';
-import { parsePage, DEFAULT_PARSE_LIMITS, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
+import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
 import type { RobotsCache } from '../politeness/robots.ts';
 import { RulesCache } from './rules-cache.ts';
@@ -24,7 +24,7 @@ export interface ParseJob {
 }
 
 /** Where parsing runs: in-line by default; the worker can hand it to a thread pool. */
-export type ParseStep = (job: ParseJob) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items'>>;
+export type ParseStep = (job: ParseJob) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'>>;
 
 export interface PageProcessorDeps {
   readonly http: PageFetcher;
@@ -47,6 +47,8 @@ export interface ProcessedPage {
   readonly nextPage: string | null;
   readonly items: readonly ExtractedItem[];
   readonly parsed: boolean;
+  /** What the parse limits left out of the page (null: nothing), for the log: events carry no such field. */
+  readonly cut: PageCut | null;
 }
 
 /**
@@ -81,8 +83,8 @@ export class PageProcessor {
     else this.deps.limiter.succeeded(host);
     const failure = statusError(result);
     if (failure) throw failure;
-    if (!result.isHtml || result.body === null) return { result, links: [], nextPage: null, items: [], parsed: false };
+    if (!result.isHtml || result.body === null) return { result, links: [], nextPage: null, items: [], parsed: false, cut: null };
     const page = await this.parse({ html: result.body, url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS });
-    return { result, links: page.links, nextPage: page.nextPage, items: page.items, parsed: true };
+    return { result, links: page.links, nextPage: page.nextPage, items: page.items, parsed: true, cut: page.cut };
   }
 }

@@ -41,6 +41,7 @@ const page: ProcessedPage = {
   nextPage: 'http://jobs.example/list?page=2',
   items: [{ key: 'k1', index: 0, fields: { title: 'T' } }],
   parsed: true,
+  cut: null,
 };
 
 describe('worker events', () => {

@@ -7,13 +7,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { InvalidSpecError, type ExtractedItem, type ParseJob } from '@trawl/crawl';
+import { InvalidSpecError, type ExtractedItem, type PageCut, type ParseJob } from '@trawl/crawl';
 import type { ParseReply, ParseRequest, ThreadReady } from './parse-messages.ts';
 
 export interface ParsedOnThread {
   readonly links: string[];
   readonly nextPage: string | null;
   readonly items: ExtractedItem[];
+  readonly cut: PageCut | null;
 }
 
 /** A parse that failed on a thread, with the thread's error name and retriable flag. */
@@ -105,7 +106,7 @@ export class ParsePool {
       const p = slot.pending.get(reply.id);
       if (!p) return;
       slot.pending.delete(reply.id);
-      if (reply.ok) p.resolve({ links: reply.links, nextPage: reply.nextPage, items: reply.items });
+      if (reply.ok) p.resolve({ links: reply.links, nextPage: reply.nextPage, items: reply.items, cut: reply.cut });
       else p.reject(rebuildError(reply));
     });
     const fail = (why: string) => {

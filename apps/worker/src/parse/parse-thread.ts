@@ -13,7 +13,7 @@ parentPort!.on('message', (req: ParseRequest) => {
   let reply: ParseReply;
   try {
     const page = parsePage({ html: req.html, url: req.url, finalUrl: req.finalUrl, rules: rules.get(req.jobId, req.spec), limits: req.limits });
-    reply = { id: req.id, ok: true, links: page.links, nextPage: page.nextPage, items: page.items };
+    reply = { id: req.id, ok: true, links: page.links, nextPage: page.nextPage, items: page.items, cut: page.cut };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     reply = { id: req.id, ok: false, name: e.name, message: e.message, retriable: err instanceof CrawlError ? err.retriable : null };
