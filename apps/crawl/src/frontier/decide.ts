@@ -176,7 +176,10 @@ function followLinks(s: Working, e: PageFetched, done: OutstandingFetch, emit: F
     if (!hasRoom(s)) return;
     const url = normaliseUrlOrNull(link);
     if (url === null || Object.hasOwn(s.seen, url)) continue;
-    if (rules.check(url, pageUrl) !== null) continue;
+    // The worker applied the include/exclude patterns (PageFetched.links are the links they kept);
+    // running them again here would let one job's patterns spend the frontier's time, which every
+    // job on its partition shares. The trap and host rules are cheap and bound what is requested.
+    if (rules.checkTrap(url) !== null || !rules.isHostAllowed(hostOf(url), hostOf(pageUrl))) continue;
     request(s, url, depth, pageUrl, e, emit);
   }
 }
