@@ -19,6 +19,7 @@ export const ERRORS = {
   SCHEDULE_IN_PAST: { status: 400, description: '`schedule_at` lies more than a minute in the past.' },
   UNKNOWN_SPIDER: { status: 400, description: '`spider` names no website visible to the caller.' },
   UNKNOWN_WEBSITE: { status: 400, description: 'A target refers to a website that is not visible to the caller.' },
+  UNSUPPORTED_PATTERN: { status: 400, description: 'An include/exclude pattern uses a construct the linear-time pattern engine (RE2 syntax) does not run — a backreference, a lookahead or lookbehind, a letter escape RE2 reads differently — or its list compiles too large; `field` names the pattern and `message` the construct.' },
   BAD_REQUEST: { status: 400, description: 'The request is malformed in a way no more specific code covers.' },
   UNAUTHENTICATED: { status: 401, description: 'No valid API key: send `Authorization: Bearer <key>`.' },
   READ_ONLY_RESOURCE: { status: 403, description: 'The resource is shared by the platform and cannot be changed by a user.' },

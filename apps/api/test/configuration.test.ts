@@ -53,6 +53,30 @@ describe('websites', () => {
     expect((await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', colour: 'red' })).json().error.field).toBe('colour');
   });
 
+  it('refuses a pattern the linear-time engine does not run, naming the construct; runs the catastrophic one', async () => {
+    const { auth } = await api.user();
+    const lookahead = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', exclude_patterns: ['\\.pdf$', '/jobs(?!/open)'] });
+    expect(lookahead.statusCode).toBe(400);
+    expect(lookahead.json().error).toMatchObject({ code: 'UNSUPPORTED_PATTERN', field: 'exclude_patterns.1' });
+    expect(lookahead.json().error.message).toContain('a negative lookahead');
+    const backreference = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', include_patterns: ['/(\\w+)/\\1'] });
+    expect(backreference.json().error).toMatchObject({ code: 'UNSUPPORTED_PATTERN', field: 'include_patterns.0' });
+    expect(backreference.json().error.message).toContain('a backreference (\\1)');
+    // Exponential for a backtracking engine, linear in RE2: accepted.
+    const nested = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', include_patterns: ['^https?://[^/]+/(a+)+$'] });
+    expect(nested.statusCode).toBe(201);
+  });
+
+  it('refuses a crawl whose spider was saved with a pattern the engine does not run', async () => {
+    const { user, auth } = await api.user();
+    const id = `legacy-${Date.now()}`;
+    await upsertWebsite(api.db.pool, { ...crawlSpec(null), id, owner_id: user, name: 'Legacy', base_url: 'http://a.test/', next_link_selector: null, page_param: null, item_root: null, include_patterns: ['(?<=/)jobs'] });
+    const r = await req('POST', '/crawl', auth, { spider: id, start_urls: ['http://a.test/'], depth: 0 });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error).toMatchObject({ code: 'UNSUPPORTED_PATTERN', field: 'spider' });
+    expect(r.json().error.message).toMatch(/include_patterns\.0 uses a lookbehind/);
+  });
+
   it('a website with targets cannot be deleted', async () => {
     const { auth } = await api.user();
     const site = (await req('POST', '/websites', auth, { name: 'S', base_url: 'http://a.test/' })).json();

@@ -22,6 +22,7 @@ import { eventId } from '@trawl/streams';
 import { crawlSpec, createSchedule, getWebsite, inTransaction, type CrawlRequest, type Pool, type Website } from '@trawl/store';
 import { jobIdForSlot } from '@trawl/dispatcher';
 import { ApiError } from '../errors.ts';
+import { checkPatterns } from './check-patterns.ts';
 import { dedupeKey } from './dedupe-key.ts';
 import { parseInterval } from './interval.ts';
 
@@ -77,6 +78,13 @@ export class CrawlService {
     const website = await getWebsite(this.options.pool, spider);
     if (!website || (website.owner_id !== null && website.owner_id !== userId)) {
       throw new ApiError('UNKNOWN_SPIDER', `spider "${spider}" is not a website you can use`, { field: 'spider' });
+    }
+    // A website saved before patterns ran in the linear-time engine may hold one it refuses.
+    try {
+      checkPatterns(website);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      throw new ApiError(err.code, `spider "${spider}": ${err.message}; change the website's patterns first`, { field: 'spider', cause: err });
     }
     return website;
   }

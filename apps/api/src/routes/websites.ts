@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { deleteWebsite, getWebsite, inTransaction, listWebsites, upsertWebsite, type Website } from '@trawl/store';
 import { lockId, ownerOf } from '../data/ownership.ts';
 import { ApiError, notFound } from '../errors.ts';
+import { checkPatterns } from '../crawl/check-patterns.ts';
 import { errorResponses, userIdParams } from '../schemas/common.ts';
 import { websiteBody } from '../schemas/configuration.ts';
 
@@ -14,18 +15,6 @@ type WebsiteBody = Omit<Website, 'id' | 'owner_id'> & { id?: string };
 
 function toView(w: Website) {
   return { ...w, shared: w.owner_id === null };
-}
-
-function checkPatterns(body: WebsiteBody): void {
-  for (const field of ['include_patterns', 'exclude_patterns'] as const) {
-    body[field].forEach((p, i) => {
-      try {
-        new RegExp(p);
-      } catch (err) {
-        throw new ApiError('VALIDATION_FAILED', `${field}.${i} is not a valid regular expression: ${(err as Error).message}`, { field: `${field}.${i}` });
-      }
-    });
-  }
 }
 
 const websitesRoutes: FastifyPluginAsync = async (fastify) => {

@@ -52,7 +52,13 @@ const itemField = {
   },
 } as const;
 
-const patterns = { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 500 }, default: [] } as const;
+const patterns = {
+  type: 'array',
+  maxItems: 50,
+  items: { type: 'string', minLength: 1, maxLength: 500 },
+  default: [],
+  description: 'regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)',
+} as const;
 
 /** A website as written by a user; defaults are those of a plain crawl (crawlSpec). */
 export const websiteBody = {
