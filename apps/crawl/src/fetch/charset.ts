@@ -6,7 +6,7 @@
  */
 const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.-]+)/i;
 type Decoder = InstanceType<typeof TextDecoder>;
-const decoders = new Map<string, Decoder | null>();
+const decoders = new Map<string, Decoder>();
 
 export interface DecodedBody {
   readonly text: string;
@@ -39,17 +39,29 @@ function bomEncoding(b: Uint8Array): string | null {
   return null;
 }
 
-/** One decoder per label, reused: `decode()` without `stream` keeps no state between calls. */
+/** WHATWG labels are at most 19 characters long (`unicode-1-1-utf-8`, `iso-ir-58`…); anything longer is none. */
+const MAX_LABEL_LENGTH = 32;
+
+/**
+ * One decoder per label, reused: `decode()` without `stream` keeps no state between calls. Only
+ * labels the Encoding standard defines are kept (a fixed set of about 220), never the unknown ones
+ * a page declares, so the cache cannot grow with what crawled pages say.
+ */
 function decoderFor(label: string): Decoder | null {
   const key = label.trim().toLowerCase();
-  let d = decoders.get(key);
-  if (d === undefined) {
-    try {
-      d = new TextDecoder(key);
-    } catch {
-      d = null; // unknown label: fall through to the next source
-    }
+  const cached = decoders.get(key);
+  if (cached !== undefined) return cached;
+  if (key.length > MAX_LABEL_LENGTH) return null;
+  try {
+    const d = new TextDecoder(key);
     decoders.set(key, d);
+    return d;
+  } catch {
+    return null; // unknown label: fall through to the next source
   }
-  return d;
+}
+
+/** Labels with a decoder kept: at most the standard's labels, whatever pages declare. */
+export function cachedDecoderCount(): number {
+  return decoders.size;
 }
