@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRobots } from './robots-parser.ts';
+import { globMatches, parseRobots } from './robots-parser.ts';
 
 describe('parseRobots', () => {
   const txt = `
@@ -68,5 +68,20 @@ Sitemap: https://e.com/sitemap.xml
     const r = parseRobots('User-agent: *\nDisallow: /a.b?c=(1)\n', 'trawl');
     expect(r.isAllowed('/a.b?c=(1)')).toBe(false);
     expect(r.isAllowed('/axb?c=(1)')).toBe(true);
+  });
+
+  it('matches globs as a regex of their pattern would, piece by piece', () => {
+    const glob = (p: string) => ({ pieces: (p.endsWith('$') ? p.slice(0, -1) : p).split('*'), anchored: p.endsWith('$') });
+    const regex = (p: string) => new RegExp(`^${(p.endsWith('$') ? p.slice(0, -1) : p).replace(/[.+?^{}()|[\]\\$]/g, '\\$&').replace(/\*/g, '.*')}${p.endsWith('$') ? '$' : ''}`);
+    const patterns = ['/', '/a', '/a$', '/*', '/*$', '/a*b', '/a*b$', '/*a*b*', '/*ab*ab$', '/a**b', '*.pdf$', '/x*', '/$'];
+    const paths = ['/', '/a', '/ab', '/aab', '/abab', '/ba', '/a/b/ab', '/x.pdf', '/x.pdfx', '/abb', '/aXbYab'];
+    for (const p of patterns) for (const path of paths) expect(globMatches(glob(p), path), `${p} on ${path}`).toBe(regex(p).test(path));
+  });
+
+  it('a hostile pattern costs time linear in the path (as a regex, 14 s for 200 characters)', () => {
+    const r = parseRobots(`User-agent: *\nDisallow: /${'*a'.repeat(12)}*b$\n`, 'trawl');
+    const started = performance.now();
+    expect(r.isAllowed(`/${'a'.repeat(2_000)}`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(100);
   });
 });

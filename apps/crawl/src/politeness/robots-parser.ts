@@ -2,12 +2,19 @@
  * robots.txt as RFC 9309 reads it: groups of user-agent lines followed by rules; the group(s) naming
  * our product token win over `*`; Allow/Disallow paths with `*` and a final `$`; the longest matching
  * rule decides and Allow wins a tie. Crawl-delay (not in the RFC, widely used) is read per group.
- * Patterns are compiled once, when the file is parsed.
+ *
+ * Patterns are matched as globs, not regular expressions: as a regex, `/*a*a*a*a*b$` against a
+ * 200-character path of `a`s backtracks for 14 s (polynomial in the path, one power per `*`), and
+ * robots.txt is written by the crawled site. Split at its `*`s once, a pattern matches by finding
+ * each literal piece leftmost after the previous one, in time linear in the path per piece.
  */
 export interface RobotsRule {
   readonly allow: boolean;
   readonly pattern: string;
-  readonly regex: RegExp;
+  /** The pattern's literal pieces between `*`s (a final `$` removed). */
+  readonly pieces: readonly string[];
+  /** The pattern ended with `$`: the last piece must end the path. */
+  readonly anchored: boolean;
 }
 
 export interface RobotsRules {
@@ -60,7 +67,7 @@ export function parseRobots(text: string, productToken: string): RobotsRules {
     if (key === 'allow' || key === 'disallow') {
       if (value === '') continue; // "Disallow:" with nothing allows everything
       const pattern = normalisePattern(value);
-      current.rules.push({ allow: key === 'allow', pattern, regex: compilePattern(pattern) });
+      current.rules.push({ allow: key === 'allow', pattern, ...compilePattern(pattern) });
     } else if (key === 'crawl-delay') {
       const seconds = Number(value);
       if (Number.isFinite(seconds) && seconds >= 0) current.crawlDelayMs = Math.round(seconds * 1000);
@@ -77,18 +84,32 @@ export function parseRobots(text: string, productToken: string): RobotsRules {
     sitemaps,
     isAllowed(pathAndQuery: string): boolean {
       if (pathAndQuery === '/robots.txt') return true;
-      for (const r of rules) if (r.regex.test(pathAndQuery)) return r.allow;
+      for (const r of rules) if (globMatches(r, pathAndQuery)) return r.allow;
       return true;
     },
   };
 }
 
-const ESCAPE = /[.+?^{}()|[\]\\]/g;
-
-function compilePattern(pattern: string): RegExp {
+function compilePattern(pattern: string): Pick<RobotsRule, 'pieces' | 'anchored'> {
   const anchored = pattern.endsWith('$');
-  const body = (anchored ? pattern.slice(0, -1) : pattern).replace(ESCAPE, '\\$&').replace(/\*+/g, '.*');
-  return new RegExp(`^${body}${anchored ? '$' : ''}`);
+  return { pieces: (anchored ? pattern.slice(0, -1) : pattern).split('*'), anchored };
+}
+
+/** Whether the glob matches `path` from its start: leftmost placement of each piece is the one that leaves the most room for the rest. */
+export function globMatches(rule: Pick<RobotsRule, 'pieces' | 'anchored'>, path: string): boolean {
+  const { pieces, anchored } = rule;
+  const first = pieces[0]!;
+  if (!path.startsWith(first)) return false;
+  if (pieces.length === 1) return !anchored || path.length === first.length;
+  let at = first.length;
+  const last = pieces.length - 1;
+  for (let i = 1; i < last; i++) {
+    const found = path.indexOf(pieces[i]!, at);
+    if (found === -1) return false;
+    at = found + pieces[i]!.length;
+  }
+  const tail = pieces[last]!;
+  return anchored ? path.length - tail.length >= at && path.endsWith(tail) : path.indexOf(tail, at) !== -1;
 }
 
 /** Percent-encode what a URL would encode and upper-case escapes, so patterns compare with normalised URLs. */
