@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ApiClient } from './lib/api-client.ts';
 import { CliError, UsageError } from './lib/cli-error.ts';
+import { printable } from './lib/format.ts';
 import { build } from './commands/build.ts';
 import { crawl, parseCount } from './commands/crawl.ts';
 import { demo } from './commands/demo.ts';
@@ -110,7 +111,8 @@ run(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof CliError) {
-      process.stderr.write(`trawl: ${err.message}\n`);
+      // A usage message is ours and keeps its lines; any other may relay what the API or a page said.
+      process.stderr.write(`trawl: ${err instanceof UsageError ? err.message : printable(err.message)}\n`);
       process.exit(err.exitCode);
     }
     // parseArgs reports unknown options and missing values as TypeErrors with a code.

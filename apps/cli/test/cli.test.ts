@@ -137,6 +137,26 @@ describe('trawl', () => {
     expect(other.stderr).toContain('JOB_NOT_FOUND');
   });
 
+  it('logs and jobs print crawled text without the control characters in it', async () => {
+    const user = `mallory-${randomUUID().slice(0, 6)}`;
+    const key = await newKey(user);
+    const jobId = randomUUID();
+    const hostile = '\x1b]0;pwned\x07\x1b[2J\x9b31m\u202Egnp.exe\nINFO  forged line';
+    await db.pool.query(
+      `INSERT INTO jobs (job_id, user_id, status, start_urls, requested_at, log_seq, pages_fetched, updated_at) VALUES ($1, $2, 'failed', $3, now(), 1, 0, now())`,
+      [jobId, user, JSON.stringify([`http://e.test/${hostile}`])],
+    );
+    await db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id) VALUES ($1, 1, now(), 'error', $2, 'PageFailed', $3)`, [jobId, `page failed: ${hostile}`, randomUUID()]);
+    const logs = await trawl(['logs', jobId], { TRAWL_API_KEY: key });
+    const jobs = await trawl(['jobs'], { TRAWL_API_KEY: key });
+    for (const out of [logs.stdout, jobs.stdout]) {
+      expect(out).toContain('gnp.exe INFO  forged line');
+      // eslint-disable-next-line no-control-regex -- what must not reach the terminal
+      expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]/);
+    }
+    expect(logs.stdout.split('\n').filter((l) => l.includes('forged'))).toHaveLength(1);
+  });
+
   it('build compiles every service into $TRAWL_HOME/build, and a compiled service runs under plain node', async () => {
     const home = mkdtempSync(join(tmpdir(), 'trawl-cli-build-'));
     try {

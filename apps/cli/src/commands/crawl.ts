@@ -6,6 +6,7 @@
 import type { ApiClient } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
 import { followJob, summary, type JobStatus } from '../lib/follow-job.ts';
+import { printable } from '../lib/format.ts';
 import { openFeed, type FeedConnection } from '../lib/live-feed.ts';
 
 export interface CrawlOptions {
@@ -40,10 +41,10 @@ export async function crawl(api: ApiClient, url: string, options: CrawlOptions):
       ...(options.spider === undefined ? {} : { spider: options.spider }),
       ...(options.fresh ? { ignore_cache: true } : {}),
     });
-    process.stdout.write(`${answer.job_id}\n`);
-    if (answer.cached) process.stderr.write(`(an identical crawl from ${answer.cached_at} — use --fresh for a new one)\n`);
+    process.stdout.write(`${printable(answer.job_id)}\n`);
+    if (answer.cached) process.stderr.write(`(an identical crawl from ${printable(String(answer.cached_at))} — use --fresh for a new one)\n`);
     if (!options.follow) {
-      process.stderr.write(`follow it with: npx trawl logs ${answer.job_id}\n`);
+      process.stderr.write(`follow it with: npx trawl logs ${printable(answer.job_id)}\n`);
       return undefined;
     }
     const status = await followJob(api, answer.job_id, feed, { startUrls: [url], depth: options.depth, maxPages: options.maxPages ?? 1000 });

@@ -1,6 +1,6 @@
 /** `trawl jobs [--status s1,s2] [--limit N] [--json]`: the caller's jobs, newest first. */
 import type { ApiClient } from '../lib/api-client.ts';
-import { duration, styleFor, table } from '../lib/format.ts';
+import { duration, printable, styleFor, table } from '../lib/format.ts';
 import type { JobStatus } from '../lib/follow-job.ts';
 
 interface Listed extends JobStatus {
@@ -19,14 +19,14 @@ export async function jobs(api: ApiClient, options: { status?: string; limit: nu
   for (const j of list) {
     const started = j.timings.requested_at ?? j.timings.dispatched_at;
     rows.push([
-      j.job_id,
-      colour(j.status),
+      printable(j.job_id),
+      colour(printable(j.status)),
       String(j.counters.pages_fetched),
       String(j.counters.pages_failed),
       String(j.counters.items_extracted),
       started ? new Date(started).toISOString().replace('T', ' ').slice(0, 19) : '',
       duration(j.timings.duration_ms),
-      j.start_urls[0] ?? '',
+      printable(j.start_urls[0] ?? ''),
     ]);
   }
   process.stdout.write(table(rows) + '\n');

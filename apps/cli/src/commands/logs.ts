@@ -1,6 +1,6 @@
 /** `trawl logs <job id>`: the job's log from the start, live until it ends (SSE). Exit 1 when the job failed. */
 import type { ApiClient } from '../lib/api-client.ts';
-import { styleFor } from '../lib/format.ts';
+import { printable, styleFor } from '../lib/format.ts';
 import { followLogs } from '../lib/log-stream.ts';
 
 export async function logs(api: ApiClient, jobId: string): Promise<number> {
@@ -9,10 +9,10 @@ export async function logs(api: ApiClient, jobId: string): Promise<number> {
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort());
   const end = await followLogs(api, jobId, (line) => {
-    process.stdout.write(`${s.dim(line.ts.slice(11, 23))} ${level(line.level)} ${line.msg}\n`);
+    process.stdout.write(`${s.dim(printable(line.ts.slice(11, 23)))} ${level(line.level)} ${printable(line.msg)}\n`);
   }, { signal: controller.signal });
   process.stdout.write(
-    `${s.bold(`— ${end.status}`)}: ${end.pages_fetched} pages fetched, ${end.pages_failed} failed, ${end.items_extracted} items${end.error ? ` (${end.error})` : ''}\n`,
+    `${s.bold(`— ${printable(end.status)}`)}: ${end.pages_fetched} pages fetched, ${end.pages_failed} failed, ${end.items_extracted} items${end.error ? ` (${printable(end.error)})` : ''}\n`,
   );
   return end.status === 'failed' ? 1 : 0;
 }

@@ -4,7 +4,7 @@
  * and starts "about now"; the status is the truth), then a summary.
  */
 import type { ApiClient } from './api-client.ts';
-import { bytes, duration, styleFor } from './format.ts';
+import { bytes, duration, printable, styleFor } from './format.ts';
 import type { FeedConnection } from './live-feed.ts';
 import { ProgressModel, renderBar, type FeedEventMessage } from './progress.ts';
 
@@ -69,13 +69,14 @@ export async function followJob(
 export function summary(status: JobStatus): string {
   const s = styleFor(process.stdout);
   const c = status.counters;
-  const outcome = status.status === 'finished' ? s.green(status.status) : status.status === 'failed' ? s.red(status.status) : s.yellow(status.status);
+  const shown = printable(status.status);
+  const outcome = shown === 'finished' ? s.green(shown) : shown === 'failed' ? s.red(shown) : s.yellow(shown);
   const lines = [
-    `job ${status.job_id} ${outcome} in ${duration(status.timings.duration_ms)}`,
+    `job ${printable(status.job_id)} ${outcome} in ${duration(status.timings.duration_ms)}`,
     `  pages   ${c.pages_fetched} fetched, ${c.pages_failed} failed (${c.urls_seen} URLs seen)`,
     `  items   ${c.items_extracted}`,
     `  bytes   ${bytes(c.bytes)}`,
   ];
-  if (status.error?.message) lines.push(`  error   ${status.error.code ?? ''} ${status.error.message}`);
+  if (status.error?.message) lines.push(`  error   ${printable(status.error.code ?? '')} ${printable(status.error.message)}`);
   return lines.join('\n');
 }

@@ -1,4 +1,20 @@
-/** Human-readable figures for terminal output. */
+/** Human-readable figures and safe text for terminal output. */
+
+/** Control characters a terminal acts on (C0 but tab/newline/return, DEL, C1) and bidirectional overrides that reorder what is shown. */
+// eslint-disable-next-line no-control-regex -- control characters are matched on purpose: they are removed
+const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+/** Line breaks: one log line stays one line, so crawled text cannot forge the lines after it. */
+const BREAKS = /[\t\n\r\u2028\u2029]/g;
+
+/**
+ * Text from outside the CLI (crawled pages, URLs, error messages, anything the API relays) made
+ * safe to print: escape sequences could otherwise retitle the terminal, hide or rewrite lines, or
+ * write to the clipboard. Control characters are removed, breaks become spaces.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROLS, '').replace(BREAKS, ' ');
+}
+
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
