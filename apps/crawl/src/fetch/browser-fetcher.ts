@@ -9,6 +9,7 @@ import type { FetchResult } from './fetch-result.ts';
 import { DEFAULT_USER_AGENT } from './http-fetcher.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import { recyclingPages } from './recycling-pages.ts';
+import { renderedHtml } from './rendered-html.ts';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -175,12 +176,13 @@ export class BrowserFetcher {
     const media = parseContentType(contentType);
     const status = response.status();
     const isHtml = status >= 200 && status < 300 && (media.essence === null || isHtmlType(media.essence));
-    let body: string | null = isHtml ? await page.content() : null;
+    const rendered = isHtml ? await renderedHtml(page, this.options.maxBodyBytes, this.options.oversize === 'truncate') : null;
+    let body: string | null = rendered?.html ?? null;
     let bytes = body === null ? Number(headers['content-length'] ?? 0) : Buffer.byteLength(body);
     let truncated = false;
-    if (body !== null && bytes > this.options.maxBodyBytes) {
+    if (rendered !== null && (rendered.over || bytes > this.options.maxBodyBytes)) {
       if (this.options.oversize === 'refuse') throw new BodyTooLargeError(`${job.url}: rendered HTML is over the ${this.options.maxBodyBytes}-byte limit`, this.options.maxBodyBytes);
-      body = Buffer.from(body).subarray(0, this.options.maxBodyBytes).toString('utf8');
+      body = Buffer.from(rendered.html).subarray(0, this.options.maxBodyBytes).toString('utf8');
       bytes = this.options.maxBodyBytes;
       truncated = true;
     }
