@@ -14,6 +14,15 @@ describe('PatternList: users’ patterns in a linear-time engine', () => {
     }
   });
 
+  it('tests a list as RegExp#test on each pattern would, also when two patterns name a group alike', () => {
+    const urls = ['http://e.com/jobs/1', 'http://e.com/a.pdf', 'http://e.com/news/2026', 'http://e.com/about', 'http://e.com/x?page=2'];
+    for (const patterns of [['/jobs/\\d+$', '\\.pdf$', '^http://e\\.com/news/'], ['(?<y>\\d{4})$', '(?<y>page)=\\d']]) {
+      const list = PatternList.compile(patterns);
+      expect(list.size).toBe(patterns.length);
+      for (const u of urls) expect(list.test(u), `${patterns.join(' | ')} on ${u}`).toBe(patterns.some((p) => new RegExp(p).test(u)));
+    }
+  });
+
   it('translates JavaScript spellings RE2 lacks, so they keep their meaning', () => {
     expect(PatternList.compile(['caf\\u00e9']).test('http://e.com/café')).toBe(true);
     expect(PatternList.compile(['x[^]y']).test('http://e.com/x/y')).toBe(true);

@@ -40,20 +40,25 @@ export class PatternError extends Error {
   }
 }
 
-/** A list of compiled patterns; `test` says whether any matches. */
+/**
+ * A list of patterns, tested as one program: their union `(?:p1)|(?:p2)|…` makes one pass over a
+ * link however many patterns there are (50 patterns: ~1 µs a link instead of ~10 µs one by one).
+ * Each pattern is also compiled alone first, so a problem is reported with its index.
+ */
 export class PatternList {
   private constructor(
-    private readonly compiled: readonly RE2JS[],
-    /** Instructions of all the list's programs: what one character of input can cost. */
+    private readonly programs: readonly RE2JS[],
+    readonly size: number,
+    /** Instructions of the list's programs: what one character of input can cost. */
     readonly programSize: number,
   ) {}
 
-  static readonly EMPTY = new PatternList([], 0);
+  static readonly EMPTY = new PatternList([], 0, 0);
 
   /** Compiles `patterns`; throws a {@link PatternError} for the first that cannot be used. */
   static compile(patterns: readonly string[]): PatternList {
     if (patterns.length === 0) return PatternList.EMPTY;
-    const compiled: RE2JS[] = [];
+    const alone: RE2JS[] = [];
     let size = 0;
     patterns.forEach((pattern, index) => {
       const re = compileOne(pattern, index);
@@ -65,18 +70,21 @@ export class PatternList {
           message: `the patterns up to this one compile to ${size} instructions, over the ${MAX_PATTERN_PROGRAM} a list may use (large counted repetitions such as {1000} cost one instruction per repetition)`,
         });
       }
-      compiled.push(re);
+      alone.push(re);
     });
-    return new PatternList(compiled, size);
-  }
-
-  get size(): number {
-    return this.compiled.length;
+    if (alone.length === 1) return new PatternList(alone, 1, size);
+    try {
+      const union = RE2JS.compile(patterns.map((p) => `(?:${RE2JS.translateRegExp(p)})`).join('|'));
+      return new PatternList([union], patterns.length, size);
+    } catch {
+      // Two patterns naming a capture group alike cannot share a program: they are tested one by one.
+      return new PatternList(alone, patterns.length, size);
+    }
   }
 
   /** Whether any pattern matches somewhere in `text` (RegExp#test semantics, unanchored). */
   test(text: string): boolean {
-    for (const re of this.compiled) if (re.test(text)) return true;
+    for (const re of this.programs) if (re.test(text)) return true;
     return false;
   }
 }
