@@ -29,8 +29,15 @@ describe('parse pool', () => {
   it('parses on a thread exactly as in-line', async () => {
     const inline = parsePage({ ...input, spec, limits: DEFAULT_PARSE_LIMITS });
     const threaded = await pool.parse({ ...input, jobId: 'job-1', spec, limits: DEFAULT_PARSE_LIMITS });
-    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, items: inline.items });
+    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, items: inline.items, cut: inline.cut });
     expect(threaded.items).toHaveLength(2);
+  });
+
+  it('brings back what the limits cut, for the worker to log', async () => {
+    const limits = { ...DEFAULT_PARSE_LIMITS, maxItems: 1 };
+    const threaded = await pool.parse({ ...input, jobId: 'job-1', spec, limits });
+    expect(threaded.cut).toEqual(parsePage({ ...input, spec, limits }).cut);
+    expect(threaded.cut).toMatchObject({ itemsOverCount: 1 });
   });
 
   it('spreads many pages over its threads and answers each', async () => {
