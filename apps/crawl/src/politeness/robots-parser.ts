@@ -23,6 +23,11 @@ export interface RobotsRules {
   /** Crawl-delay of the applicable group, in milliseconds. */
   readonly crawlDelayMs: number | null;
   readonly sitemaps: readonly string[];
+  /**
+   * What keeping these rules may cost, in characters: the file read plus the patterns kept (a
+   * pattern can be a slice that keeps the whole file alive). Caches bound themselves by it.
+   */
+  readonly size: number;
 }
 
 /** RFC 9309 asks crawlers to parse at least 500 KiB; past that the rest is ignored. */
@@ -34,7 +39,7 @@ interface Group {
   crawlDelayMs: number | null;
 }
 
-export const ALLOW_ALL: RobotsRules = { isAllowed: () => true, crawlDelayMs: null, sitemaps: [] };
+export const ALLOW_ALL: RobotsRules = { isAllowed: () => true, crawlDelayMs: null, sitemaps: [], size: 0 };
 
 export function parseRobots(text: string, productToken: string): RobotsRules {
   const token = productToken.toLowerCase();
@@ -79,9 +84,11 @@ export function parseRobots(text: string, productToken: string): RobotsRules {
   const crawlDelayMs = chosen.reduce<number | null>((d, g) => (g.crawlDelayMs === null ? d : Math.max(d ?? 0, g.crawlDelayMs)), null);
   // Longest pattern first, Allow before Disallow on equal length: the first match decides.
   rules.sort((a, b) => b.pattern.length - a.pattern.length || Number(b.allow) - Number(a.allow));
+  const size = Math.min(text.length, MAX_ROBOTS_BYTES) + rules.reduce((n, r) => n + r.pattern.length, 0) + sitemaps.reduce((n, u) => n + u.length, 0);
   return {
     crawlDelayMs,
     sitemaps,
+    size,
     isAllowed(pathAndQuery: string): boolean {
       if (pathAndQuery === '/robots.txt') return true;
       for (const r of rules) if (globMatches(r, pathAndQuery)) return r.allow;

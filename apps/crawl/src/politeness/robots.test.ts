@@ -90,6 +90,20 @@ describe('RobotsCache', () => {
   });
 });
 
+describe('RobotsCache: bounded by what it keeps, not only by origins', () => {
+  it('keeps at most maxChars of robots.txt, however many origins serve the largest file', async () => {
+    const big = `User-agent: *\n${Array.from({ length: 20_000 }, (_, i) => `Disallow: /p${i}/*x$`).join('\n')}\n`;
+    const f = scripted([() => result(200, big)]);
+    const cache = new RobotsCache(f, { maxChars: 2 * 1024 * 1024 });
+    for (let i = 0; i < 40; i++) await cache.check(`http://s${i}.evil.example/x`);
+    expect(cache.keptChars).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(cache.keptChars).toBeGreaterThan(0);
+    // The most recent origin is still kept: no second fetch.
+    await cache.check('http://s39.evil.example/y');
+    expect(f.calls).toBe(40);
+  });
+});
+
 describe('RobotsCache over HTTP', () => {
   let server: LocalServer;
   let fetcher: HttpFetcher;

@@ -17,6 +17,12 @@ export interface RobotsCacheOptions {
   readonly errorTtlMs?: number;
   /** Origins kept; the least recently used go first. */
   readonly maxOrigins?: number;
+  /**
+   * Characters of robots.txt kept, all origins together (RobotsRules.size); the least recently used
+   * go first. A file may be 500 KiB, so the origin count alone bounds nothing: 10,000 sites (or
+   * subdomains of one) serving the largest would hold gigabytes.
+   */
+  readonly maxChars?: number;
   readonly now?: () => number;
 }
 
@@ -40,6 +46,9 @@ export class RobotsCache {
   private readonly ttlMs: number;
   private readonly errorTtlMs: number;
   private readonly maxOrigins: number;
+  private readonly maxChars: number;
+  /** Sum of the kept entries' RobotsRules.size. */
+  private chars = 0;
   private readonly now: () => number;
 
   constructor(
@@ -50,6 +59,7 @@ export class RobotsCache {
     this.ttlMs = options.ttlMs ?? 24 * 3600_000;
     this.errorTtlMs = options.errorTtlMs ?? 60_000;
     this.maxOrigins = options.maxOrigins ?? 10_000;
+    this.maxChars = options.maxChars ?? 32 * 1024 * 1024;
     this.now = options.now ?? Date.now;
   }
 
@@ -83,6 +93,10 @@ export class RobotsCache {
     entry.pending = this.load(origin).then(
       (rules) => {
         Object.assign(entry, { rules, pending: null, at: this.now() });
+        if (this.entries.get(origin) === entry) {
+          this.chars += rules.size;
+          this.evict();
+        }
         return rules;
       },
       (err: CrawlError) => {
@@ -91,7 +105,7 @@ export class RobotsCache {
         throw err;
       },
     );
-    this.entries.delete(origin);
+    this.forget(origin);
     this.entries.set(origin, entry);
     this.evict();
     return entry.pending;
@@ -110,11 +124,23 @@ export class RobotsCache {
     return ALLOW_ALL;
   }
 
+  /** Characters of robots.txt kept (for tests and metrics). */
+  get keptChars(): number {
+    return this.chars;
+  }
+
+  private forget(origin: string): void {
+    const e = this.entries.get(origin);
+    if (!e) return;
+    this.chars -= e.rules?.size ?? 0;
+    this.entries.delete(origin);
+  }
+
   private evict(): void {
-    if (this.entries.size <= this.maxOrigins) return;
+    if (this.entries.size <= this.maxOrigins && this.chars <= this.maxChars) return;
     for (const [key, e] of this.entries) {
-      if (this.entries.size <= this.maxOrigins) break;
-      if (!e.pending) this.entries.delete(key);
+      if (this.entries.size <= this.maxOrigins && this.chars <= this.maxChars) break;
+      if (!e.pending) this.forget(key);
     }
   }
 }
