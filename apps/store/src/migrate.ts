@@ -15,6 +15,9 @@ export interface Migration {
 export async function migrate(pool: pg.Pool, owner: string, migrations: readonly Migration[]): Promise<number[]> {
   const client = await pool.connect();
   try {
+    // A migration may build an index over a large table, and a replica waits here for another's
+    // migration to finish: the pool's statement timeout is for requests and ticks, not for this.
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`trawl-migrate:${owner}`]);
     // The owners' locks differ, and two CREATE TABLE IF NOT EXISTS at once can both pass the check
     // (the loser fails on pg_type's unique index): services starting together on a fresh database
@@ -43,6 +46,7 @@ export async function migrate(pool: pg.Pool, owner: string, migrations: readonly
     return applied;
   } finally {
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`trawl-migrate:${owner}`]).catch(() => undefined);
+    await client.query('RESET statement_timeout').catch(() => undefined);
     client.release();
   }
 }

@@ -35,6 +35,10 @@ export function toApiError(err: FastifyError | Error): ApiError {
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return new ApiError(mapped, fe.message, { cause: err });
   if (isDatabaseOutage(err)) return new ApiError('DEPENDENCY_UNAVAILABLE', 'the database is not answering; retry later', { cause: err });
+  if (fe.code === '57014') {
+    // The pool's statement timeout (TRAWL_PG_STATEMENT_TIMEOUT_MS) cancelled a query: nothing was changed.
+    return new ApiError('DEPENDENCY_UNAVAILABLE', 'the database did not answer in time; retry later', { cause: err });
+  }
   if (fe.code === '42P01') {
     // A read-model table is missing: projector-pg has not set them up yet (or a replay is swapping).
     return new ApiError('DEPENDENCY_UNAVAILABLE', 'the read models are not there yet (is projector-pg running?); retry later', { cause: err });

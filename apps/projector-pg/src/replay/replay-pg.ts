@@ -121,7 +121,8 @@ export async function replayPg(options: ReplayPgOptions = {}): Promise<ReplayPgR
     throw new ReplayOptionsError('a Postgres replay starts at the earliest offsets: a job row folds all of its events, so a replay from a timestamp would build wrong rows');
   }
   const logger = options.logger ?? createLogger('replay-pg');
-  const pool = options.pool ?? createPool({ max: 4, applicationName: 'trawl-replay-pg' });
+  // The bulk settle and index builds of a large log run for minutes: no statement timeout here.
+  const pool = options.pool ?? createPool({ max: 4, applicationName: 'trawl-replay-pg', statementTimeoutMs: 0 });
   const kafka = options.kafka ?? createKafka({ clientId: 'trawl-replay-pg', logger });
   const codec = options.codec ?? new EventCodec();
   const topics = topicList(options.topics ?? DEFAULT_TOPICS);
