@@ -4,12 +4,16 @@
  * walks take the routes from the app's own route tree, so a new route is checked without being
  * listed; keys never reach the logs.
  */
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { createApiKey, hashApiKey, revokeApiKey } from '../src/data/api-keys.ts';
+import { migrate } from '@trawl/store';
+import { createTestDatabase } from '@trawl/store/testing';
+import { API_KEY_ID_PATTERN, createApiKey, hashApiKey, revokeApiKey, userForApiKey } from '../src/data/api-keys.ts';
+import { API_MIGRATION_OWNER, API_MIGRATIONS } from '../src/data/migrations.ts';
 import { seedItems, seedJob, seedPages } from './read-model.ts';
 import { routeList, startTestApi, type Route, type TestApi } from './support.ts';
 
@@ -31,7 +35,38 @@ describe('API keys', () => {
     // No column of any key row holds a key (or its secret part) in the clear.
     const all = JSON.stringify((await api.db.pool.query('SELECT * FROM api_keys')).rows);
     expect(all).not.toContain('trawl_');
-    expect(all).not.toContain(key.slice('trawl_'.length));
+    const secret = key.slice('trawl_'.length);
+    for (let i = 0; i + 6 <= secret.length; i++) expect(all, 'a piece of the secret is stored').not.toContain(secret.slice(i, i + 6));
+  });
+
+  it('key ids are random on their own: nothing of the key is in the id', async () => {
+    for (let i = 0; i < 20; i++) {
+      const { key, id } = await createApiKey(api.db.pool, 'ids');
+      expect(id).toMatch(API_KEY_ID_PATTERN);
+      const secret = key.slice('trawl_'.length);
+      for (let j = 0; j + 4 <= secret.length; j++) expect(id.slice('key_'.length)).not.toContain(secret.slice(j, j + 4));
+    }
+  });
+
+  it('the migration gives old keys new ids and they keep working', async () => {
+    const db = await createTestDatabase('trawl_api_keys');
+    try {
+      await migrate(db.pool, API_MIGRATION_OWNER, API_MIGRATIONS.filter((m) => m.id === 1));
+      // A key as the first version made it: its id is the start of its random part.
+      const key = `trawl_${randomBytes(32).toString('base64url')}`;
+      const oldId = key.slice(6, 16);
+      await db.pool.query('INSERT INTO api_keys (id, user_id, key_hash) VALUES ($1, $2, $3)', [oldId, 'legacy', hashApiKey(key)]);
+      await migrate(db.pool, API_MIGRATION_OWNER, API_MIGRATIONS);
+      const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM api_keys WHERE user_id = $1', ['legacy']);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.id).toMatch(API_KEY_ID_PATTERN);
+      expect(rows[0]!.id).not.toContain(oldId);
+      expect(await userForApiKey(db.pool, key)).toBe('legacy');
+      expect(await revokeApiKey(db.pool, rows[0]!.id)).toBe(true);
+      expect(await userForApiKey(db.pool, key)).toBeUndefined();
+    } finally {
+      await db.drop();
+    }
   });
 
   it('refuses user ids that are not printable and short', async () => {

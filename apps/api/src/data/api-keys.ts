@@ -14,6 +14,13 @@ export const API_KEY_PATTERN = /^trawl_[A-Za-z0-9_-]{43}$/;
 /** User ids are chosen by operators (`trawl keys create <user>`); kept printable and short. */
 export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 
+/** What a key id looks like (ids made before migration 2 were re-made in this shape). */
+export const API_KEY_ID_PATTERN = /^key_[0-9a-f]{16}$/;
+
+export function newKeyId(): string {
+  return `key_${randomBytes(8).toString('hex')}`;
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
@@ -21,7 +28,10 @@ export function hashApiKey(key: string): string {
 export interface CreatedApiKey {
   /** The key itself: shown once, never stored. */
   readonly key: string;
-  /** A short public id (the first characters of the random part), for listings and revocation. */
+  /**
+   * A short public id for listings and revocation (`key_` + 16 hex digits), random on its own:
+   * it may be shown, logged and pasted anywhere, so it holds nothing of the secret.
+   */
   readonly id: string;
   readonly userId: string;
 }
@@ -36,7 +46,7 @@ export async function createApiKey(db: Db, userId: string, label: string | null 
     throw new InvalidUserIdError(`user id "${userId}" must be 1-128 characters of letters, digits and _ . @ - (starting with a letter or digit)`);
   }
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
-  const id = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 10);
+  const id = newKeyId();
   await db.query('INSERT INTO api_keys (id, user_id, key_hash, label) VALUES ($1, $2, $3, $4)', [id, userId, hashApiKey(key), label]);
   return { key, id, userId };
 }

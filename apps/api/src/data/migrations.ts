@@ -43,4 +43,15 @@ export const API_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_jobs_user ON api_jobs (user_id, requested_at DESC);
     `,
   },
+  {
+    id: 2,
+    description: 'api key ids independent of the keys',
+    // Keys made by step 1's code have the first 10 characters of their random part as id, so a
+    // listing or a log of the id gives away 60 bits of the secret. Each gets a new random id; the
+    // keys themselves (matched by their hash) keep working. md5 of a random UUID: 16 uniformly
+    // random hex digits without pgcrypto.
+    sql: `
+      UPDATE api_keys SET id = 'key_' || substr(md5(gen_random_uuid()::text), 1, 16);
+    `,
+  },
 ];
