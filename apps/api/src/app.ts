@@ -68,6 +68,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     frameworkErrors,
+    // A hop count is one of Fastify's documented forms; its types leave it out.
+    trustProxy: config.trustProxy as boolean | string,
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(createValidatorCompiler());
   app.addHook('onSend', async (request, reply) => {

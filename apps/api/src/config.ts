@@ -25,6 +25,18 @@ export interface ApiConfig {
   readonly feedSlowCloseMs: number;
   /** How long a validated API key is trusted without asking Postgres again (revocation delay). */
   readonly keyCacheMs: number;
+  /**
+   * Failed authentications per client address per window (a key looked up and not found, none
+   * or a malformed one); past it the address gets 429 and its keys are not looked up.
+   */
+  readonly authFailureLimit: number;
+  /** How long a key found unknown is answered 401 without asking Postgres again. */
+  readonly unknownKeyCacheMs: number;
+  /**
+   * Fastify's `trustProxy`: whom to believe about the client's address (`X-Forwarded-For`), so that
+   * per-address limits behind a load balancer apply to clients, not to the balancer. Off by default.
+   */
+  readonly trustProxy: boolean | number | string;
 }
 
 export const DEFAULT_CONFIG: ApiConfig = {
@@ -40,6 +52,9 @@ export const DEFAULT_CONFIG: ApiConfig = {
   feedHighWaterBytes: 1024 * 1024,
   feedSlowCloseMs: 30_000,
   keyCacheMs: 30_000,
+  authFailureLimit: 60,
+  unknownKeyCacheMs: 10_000,
+  trustProxy: false,
 };
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -48,6 +63,14 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): numbe
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
   return n;
+}
+
+/** `TRAWL_API_TRUST_PROXY`: `true`, a hop count, or a comma list of addresses/CIDRs (Fastify's forms). */
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -65,5 +88,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     feedHighWaterBytes: int(env, 'TRAWL_FEED_HIGH_WATER_BYTES', d.feedHighWaterBytes, 1024),
     feedSlowCloseMs: int(env, 'TRAWL_FEED_SLOW_CLOSE_MS', d.feedSlowCloseMs, 100),
     keyCacheMs: int(env, 'TRAWL_API_KEY_CACHE_MS', d.keyCacheMs, 0),
+    authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
+    unknownKeyCacheMs: int(env, 'TRAWL_API_UNKNOWN_KEY_CACHE_MS', d.unknownKeyCacheMs, 0),
+    trustProxy: trustProxy(env.TRAWL_API_TRUST_PROXY),
   };
 }

@@ -1,30 +1,81 @@
 /**
- * Rate limits per API key (in memory, per API instance): all routes share `rateLimitMax` per
- * window, and `POST /crawl` has its own smaller budget because each call may start a crawl.
- * Requests without a well-formed key are limited per client address instead, so rotating made-up
- * keys buys nothing.
+ * Rate limits, in memory per API instance, checked before anything costs a query.
+ *
+ * - Every request: `rateLimitMax` per window per API key (by its hash), or per client address when
+ *   it carries no well-formed key. This runs in the root `onRequest` hook, ahead of
+ *   authentication, so a request over the limit never reaches Postgres.
+ * - `POST /crawl` (`config.rateLimit: 'crawl'`): `crawlRateLimitMax` per key on top, because each
+ *   call may start a crawl.
+ * - Failed authentications: `authFailureLimit` per client address (auth.ts). A made-up key is
+ *   well-formed and gets a fresh per-key budget every time, so the per-key limit alone would let an
+ *   address try keys for ever, each one a lookup; the address's failure budget is what stops that.
+ *
+ * Client addresses are IPv4 addresses or IPv6 /64s (limits/client-address.ts), from the socket, or
+ * from `X-Forwarded-For` as far as `TRAWL_API_TRUST_PROXY` trusts it.
  */
 import fp from 'fastify-plugin';
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_PATTERN, hashApiKey } from '../data/api-keys.ts';
 import { ApiError } from '../errors.ts';
+import { clientAddressKey } from '../limits/client-address.ts';
+import { WindowCounter, type Take } from '../limits/window-counter.ts';
 import { presentedKey } from './auth.ts';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    limits: {
+      readonly requests: WindowCounter;
+      readonly crawls: WindowCounter;
+      readonly authFailures: WindowCounter;
+      /** Answers 429 RATE_LIMITED for a refused take (throws), with `retry-after`. */
+      refuse(reply: FastifyReply, take: Take, what: string): never;
+    };
+  }
+  interface FastifyContextConfig {
+    /** `false`: not limited (health, metrics); `'crawl'`: the crawl budget too. */
+    rateLimit?: false | 'crawl';
+  }
+}
+
+/** The budget a request counts against: its key's, else its client address's. */
 export function rateLimitKey(request: FastifyRequest): string {
   const key = presentedKey(request);
-  return key && API_KEY_PATTERN.test(key) ? `key:${hashApiKey(key)}` : `ip:${request.ip}`;
+  return key && API_KEY_PATTERN.test(key) ? `key:${hashApiKey(key)}` : `ip:${clientAddressKey(request.ip)}`;
+}
+
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 export default fp(
   async (fastify) => {
-    await fastify.register(rateLimit, {
-      global: true,
-      max: fastify.config.rateLimitMax,
-      timeWindow: fastify.config.rateLimitWindowMs,
-      keyGenerator: rateLimitKey,
-      errorResponseBuilder: (_request, context) =>
-        new ApiError('RATE_LIMITED', `rate limit of ${context.max} requests per ${context.after} exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`),
+    const { rateLimitMax, crawlRateLimitMax, rateLimitWindowMs, authFailureLimit } = fastify.config;
+    const windowText = `${seconds(rateLimitWindowMs)} s`;
+    const limits = {
+      requests: new WindowCounter({ max: rateLimitMax, windowMs: rateLimitWindowMs }),
+      crawls: new WindowCounter({ max: crawlRateLimitMax, windowMs: rateLimitWindowMs }),
+      authFailures: new WindowCounter({ max: authFailureLimit, windowMs: rateLimitWindowMs }),
+      refuse(reply: FastifyReply, take: Take, what: string): never {
+        const retry = seconds(take.resetAt - Date.now());
+        reply.header('retry-after', String(retry));
+        throw new ApiError('RATE_LIMITED', `${what} per ${windowText} exceeded; retry in ${retry} s`);
+      },
+    };
+    fastify.decorate('limits', limits);
+
+    fastify.addHook('onRequest', async (request, reply) => {
+      const config = request.routeOptions.config;
+      if (config?.rateLimit === false) return;
+      const key = rateLimitKey(request);
+      const take = limits.requests.take(key);
+      reply.header('x-ratelimit-limit', String(rateLimitMax));
+      reply.header('x-ratelimit-remaining', String(take.remaining));
+      reply.header('x-ratelimit-reset', String(seconds(take.resetAt - Date.now())));
+      if (!take.allowed) limits.refuse(reply, take, `rate limit of ${rateLimitMax} requests`);
+      if (config?.rateLimit === 'crawl') {
+        const crawl = limits.crawls.take(key);
+        if (!crawl.allowed) limits.refuse(reply, crawl, `rate limit of ${crawlRateLimitMax} crawl requests`);
+      }
     });
   },
   { name: 'rate-limit', dependencies: ['dependencies'], fastify: '5.x' },

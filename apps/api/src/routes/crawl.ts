@@ -6,7 +6,7 @@ const crawlRoutes: FastifyPluginAsync = async (fastify) => {
   fastify.post<{ Body: CrawlBody }>(
     '/crawl',
     {
-      config: { rateLimit: { max: fastify.config.crawlRateLimitMax, timeWindow: fastify.config.rateLimitWindowMs } },
+      config: { rateLimit: 'crawl' },
       schema: {
         tags: ['crawl'],
         summary: 'Submit a crawl: now (deduplicated), at a time, or on a schedule',
