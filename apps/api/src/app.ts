@@ -16,6 +16,7 @@ import auth from './plugins/auth.ts';
 import crawlService from './plugins/crawl-service.ts';
 import dependencies from './plugins/dependencies.ts';
 import errorHandler, { frameworkErrors } from './plugins/error-handler.ts';
+import jobLogs from './plugins/job-logs.ts';
 import liveFeed from './plugins/live-feed.ts';
 import metrics from './plugins/metrics.ts';
 import openapi from './plugins/openapi.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rateLimit);
   await app.register(auth);
   await app.register(crawlService);
+  await app.register(jobLogs);
   await app.register(liveFeed, deps.subscribeLive ? { subscribe: deps.subscribeLive } : {});
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
 

@@ -15,7 +15,7 @@ export interface ApiConfig {
   /** `POST /crawl` per key per window: each one may start a crawl, so it has its own budget. */
   readonly crawlRateLimitMax: number;
   readonly rateLimitWindowMs: number;
-  /** How often an open SSE log stream looks for new `job_log` rows. */
+  /** How often a job's log is polled for its open SSE streams (one poller per job, shared by them). */
   readonly ssePollMs: number;
   /** SSE comment sent when nothing else was, so proxies keep the stream open. */
   readonly sseHeartbeatMs: number;
@@ -23,6 +23,8 @@ export interface ApiConfig {
   readonly feedHighWaterBytes: number;
   /** A client that stays over the high-water mark this long is disconnected (close code 1013). */
   readonly feedSlowCloseMs: number;
+  /** SSE log streams and WebSocket feeds one user may hold open on one API instance. */
+  readonly maxStreamsPerUser: number;
   /** How long a validated API key is trusted without asking Postgres again (revocation delay). */
   readonly keyCacheMs: number;
   /**
@@ -51,6 +53,7 @@ export const DEFAULT_CONFIG: ApiConfig = {
   sseHeartbeatMs: 15_000,
   feedHighWaterBytes: 1024 * 1024,
   feedSlowCloseMs: 30_000,
+  maxStreamsPerUser: 20,
   keyCacheMs: 30_000,
   authFailureLimit: 60,
   unknownKeyCacheMs: 10_000,
@@ -87,6 +90,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     sseHeartbeatMs: int(env, 'TRAWL_SSE_HEARTBEAT_MS', d.sseHeartbeatMs, 100),
     feedHighWaterBytes: int(env, 'TRAWL_FEED_HIGH_WATER_BYTES', d.feedHighWaterBytes, 1024),
     feedSlowCloseMs: int(env, 'TRAWL_FEED_SLOW_CLOSE_MS', d.feedSlowCloseMs, 100),
+    maxStreamsPerUser: int(env, 'TRAWL_API_MAX_STREAMS_PER_USER', d.maxStreamsPerUser, 1),
     keyCacheMs: int(env, 'TRAWL_API_KEY_CACHE_MS', d.keyCacheMs, 0),
     authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
     unknownKeyCacheMs: int(env, 'TRAWL_API_UNKNOWN_KEY_CACHE_MS', d.unknownKeyCacheMs, 0),

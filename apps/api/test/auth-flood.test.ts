@@ -6,9 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pool } from '@trawl/store';
 import { buildApp } from '../src/app.ts';
-import { startTestApi, type TestApi } from './support.ts';
+import { countingPool, startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -18,26 +17,10 @@ afterAll(async () => {
   await api?.close();
 });
 
-/** The real pool, with a count of the key lookups that went through it. */
-function countingPool(pool: Pool): { pool: Pool; lookups: () => number } {
-  let lookups = 0;
-  const counted = new Proxy(pool, {
-    get(target, prop, receiver) {
-      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
-      return (...args: unknown[]) => {
-        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
-        if (text?.includes('FROM api_keys')) lookups++;
-        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { pool: counted, lookups: () => lookups };
-}
-
 const madeUpKey = () => `trawl_${randomBytes(32).toString('base64url')}`;
 
 async function appWith(config: Parameters<typeof buildApp>[0]['config']): Promise<{ app: FastifyInstance; lookups: () => number }> {
-  const { pool, lookups } = countingPool(api.db.pool);
+  const { pool, count: lookups } = countingPool(api.db.pool, (sql) => sql.includes('FROM api_keys'));
   const app = await buildApp({ pool, producer: api.producer, config });
   await app.ready();
   return { app, lookups };

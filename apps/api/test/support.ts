@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { WebSocket } from 'ws';
 import { EventProducer, provisionTopics, subscribeLive, type Logger } from '@trawl/streams';
 import { testKafka, testLogger } from '@trawl/streams/testing';
-import { CONFIG_MIGRATIONS, migrate } from '@trawl/store';
+import { CONFIG_MIGRATIONS, migrate, type Pool } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { setupReadModels } from '@trawl/projector-pg';
 import { buildApp } from '../src/app.ts';
@@ -85,6 +85,25 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       await db.drop();
     },
   };
+}
+
+/**
+ * The real pool, counting the queries that go through it and match: how tests see what a request
+ * costs Postgres, on the real database rather than a stand-in.
+ */
+export function countingPool(pool: Pool, match: (sql: string) => boolean = () => true): { pool: Pool; count: () => number } {
+  let count = 0;
+  const counted = new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+      return (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+        if (text !== undefined && match(text)) count++;
+        return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { pool: counted, count: () => count };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

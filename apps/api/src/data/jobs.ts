@@ -158,10 +158,21 @@ export async function listJobs(db: Db, q: JobListQuery): Promise<JobRow[]> {
     .slice(0, q.limit);
 }
 
-/** A job's status and how far its log has got, for the SSE stream's end condition. */
-export async function jobProgress(db: Db, jobId: string): Promise<{ status: JobStatus; log_seq: number } | undefined> {
-  const { rows } = await db.query<{ status: JobStatus; log_seq: number }>(
-    'SELECT status, coalesce(log_seq, 0) AS log_seq FROM jobs WHERE job_id = $1',
+export interface JobProgress {
+  readonly status: JobStatus;
+  readonly log_seq: number;
+  readonly pages_fetched: number;
+  readonly pages_failed: number;
+  readonly items_extracted: number;
+  readonly error: string | null;
+}
+
+/** A job's status, how far its log has got and its counters: what an SSE log stream polls. */
+export async function jobProgress(db: Db, jobId: string): Promise<JobProgress | undefined> {
+  const { rows } = await db.query<JobProgress>(
+    `SELECT status, coalesce(log_seq, 0) AS log_seq, coalesce(pages_fetched, 0) AS pages_fetched,
+       coalesce(pages_failed, 0) AS pages_failed, coalesce(items_extracted, 0) AS items_extracted, error
+     FROM jobs WHERE job_id = $1`,
     [jobId],
   );
   return rows[0];

@@ -16,16 +16,3 @@ export function lastEventId(header: string | string[] | undefined, query: number
   if (raw !== undefined && /^\d{1,15}$/.test(raw.trim())) return Number(raw.trim());
   return query ?? 0;
 }
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

@@ -10,6 +10,9 @@
  *   well-formed and gets a fresh per-key budget every time, so the per-key limit alone would let an
  *   address try keys for ever, each one a lookup; the address's failure budget is what stops that.
  *
+ * - Open streams: `maxStreamsPerUser` SSE log streams and WebSocket feeds together per user
+ *   (limits/stream-slots.ts), taken by the routes that open them.
+ *
  * Client addresses are IPv4 addresses or IPv6 /64s (limits/client-address.ts), from the socket, or
  * from `X-Forwarded-For` as far as `TRAWL_API_TRUST_PROXY` trusts it.
  */
@@ -18,6 +21,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { API_KEY_PATTERN, hashApiKey } from '../data/api-keys.ts';
 import { ApiError } from '../errors.ts';
 import { clientAddressKey } from '../limits/client-address.ts';
+import { StreamSlots } from '../limits/stream-slots.ts';
 import { WindowCounter, type Take } from '../limits/window-counter.ts';
 import { presentedKey } from './auth.ts';
 
@@ -27,6 +31,10 @@ declare module 'fastify' {
       readonly requests: WindowCounter;
       readonly crawls: WindowCounter;
       readonly authFailures: WindowCounter;
+      /** Open SSE streams and WebSocket feeds per user. */
+      readonly streams: StreamSlots;
+      /** Takes a stream slot for the user, or throws 429 TOO_MANY_STREAMS; returns its release. */
+      stream(userId: string): () => void;
       /** Answers 429 RATE_LIMITED for a refused take (throws), with `retry-after`. */
       refuse(reply: FastifyReply, take: Take, what: string): never;
     };
@@ -55,6 +63,14 @@ export default fp(
       requests: new WindowCounter({ max: rateLimitMax, windowMs: rateLimitWindowMs }),
       crawls: new WindowCounter({ max: crawlRateLimitMax, windowMs: rateLimitWindowMs }),
       authFailures: new WindowCounter({ max: authFailureLimit, windowMs: rateLimitWindowMs }),
+      streams: new StreamSlots(fastify.config.maxStreamsPerUser),
+      stream(userId: string): () => void {
+        const release = limits.streams.acquire(userId);
+        if (!release) {
+          throw new ApiError('TOO_MANY_STREAMS', `you have ${limits.streams.max} log streams and live feeds open (the most one user may); close one first`);
+        }
+        return release;
+      },
       refuse(reply: FastifyReply, take: Take, what: string): never {
         const retry = seconds(take.resetAt - Date.now());
         reply.header('retry-after', String(retry));

@@ -47,13 +47,19 @@ const eventsFeedRoutes: FastifyPluginAsync = async (fastify) => {
         },
         response: {
           101: { description: 'Switching Protocols: JSON text messages follow (hello, event, dropped)', type: 'null' },
-          ...errorResponses('JOB_NOT_FOUND', 'FEED_UNAVAILABLE', 'UPGRADE_REQUIRED'),
+          ...errorResponses('JOB_NOT_FOUND', 'FEED_UNAVAILABLE', 'UPGRADE_REQUIRED', 'TOO_MANY_STREAMS'),
         },
       },
       preHandler: async (request) => {
         if (!fastify.liveFeed.connected) throw new ApiError('FEED_UNAVAILABLE', 'the live feed is not connected to Kafka yet; retry shortly');
         for (const jobId of list(request.query.job_id) ?? []) {
           if (!(await findJob(fastify.db, jobId, request.userId))) throw notFound('JOB_NOT_FOUND', jobId);
+        }
+        // The slot is taken before the upgrade, so that the refusal is an HTTP 429, and given back
+        // when the connection closes, however it ends (handshake failed, client gone, terminated).
+        if (request.ws) {
+          const release = fastify.limits.stream(request.userId);
+          request.raw.socket.once('close', release);
         }
       },
       handler: async () => {

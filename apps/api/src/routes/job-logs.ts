@@ -1,22 +1,23 @@
 /**
  * `GET /jobs/:id/logs`: Server-Sent Events. History first (job_log rows after `Last-Event-ID`),
- * then live lines by polling for `seq > last`, then `event: end` with the final status.
+ * then live lines, then `event: end` with the final status and counters.
  *
- * No gaps, no repeats: projector-pg writes a job's log rows gapless, in commit order, in the same
- * transaction as the job's status (READ-MODEL.md). So each round reads the status first and the
- * rows second: once a terminal status is seen, every row up to its `log_seq` is visible, and the
- * stream ends only after sending them. The `id:` of each line is its seq, which a reconnecting
+ * The rows come from the job's shared poller (logs/job-log-poller.ts): one poll of the job per
+ * round for all of its streams on this instance, each stream reading its own history until it
+ * has caught up. No gaps, no repeats, no early end: projector-pg writes a job's log rows gapless,
+ * in commit order, in the same transaction as the job's status (READ-MODEL.md), and the poller
+ * reads the status before the rows. The `id:` of each line is its seq, which a reconnecting
  * EventSource sends back as `Last-Event-ID`.
+ *
+ * Each stream takes one of the user's stream slots (`TRAWL_API_MAX_STREAMS_PER_USER`) for as long
+ * as it is open.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { findJob, isTerminal, jobProgress } from '../data/jobs.ts';
-import { logAfter } from '../data/job-log.ts';
+import { findJob } from '../data/jobs.ts';
 import { notFound } from '../errors.ts';
-import { lastEventId, sleep, sseComment, sseEvent } from '../http/sse.ts';
+import { lastEventId, sseComment, sseEvent } from '../http/sse.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 import { logQuery } from '../schemas/jobs.ts';
-
-const BATCH = 500;
 
 const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
   const open = new Set<AbortController>();
@@ -38,14 +39,15 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
         params: jobIdParams,
         querystring: logQuery,
         produces: ['text/event-stream'],
-        response: { 200: { description: 'text/event-stream', type: 'string' }, ...errorResponses('JOB_NOT_FOUND') },
+        response: { 200: { description: 'text/event-stream', type: 'string' }, ...errorResponses('JOB_NOT_FOUND', 'TOO_MANY_STREAMS') },
       },
     },
     async (request, reply) => {
       const { id } = request.params;
       const job = await findJob(fastify.db, id, request.userId);
       if (!job) throw notFound('JOB_NOT_FOUND', id);
-      let last = lastEventId(request.headers['last-event-id'], request.query.last_event_id);
+      const last = lastEventId(request.headers['last-event-id'], request.query.last_event_id);
+      const release = fastify.limits.stream(request.userId);
 
       const controller = new AbortController();
       const { signal } = controller;
@@ -73,33 +75,34 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
         return undefined;
       };
 
+      const follower = fastify.jobLogs.follow(id, last);
       try {
         while (!signal.aborted) {
-          const progress = await jobProgress(fastify.db, id);
-          const rows = await logAfter(fastify.db, id, last, BATCH);
-          for (const row of rows) {
-            await write(sseEvent('log', { seq: row.seq, ts: row.ts, level: row.level, msg: row.msg, event: row.event, event_id: row.event_id, data: row.data ?? {} }, row.seq));
-            last = row.seq;
-          }
-          if (rows.length === BATCH) continue;
-          if (progress && isTerminal(progress.status) && last >= progress.log_seq) {
-            const final = await findJob(fastify.db, id, request.userId);
+          const step = await follower.next(fastify.config.sseHeartbeatMs, signal);
+          if (step.kind === 'rows') {
+            for (const row of step.rows) {
+              await write(sseEvent('log', { seq: row.seq, ts: row.ts, level: row.level, msg: row.msg, event: row.event, event_id: row.event_id, data: row.data ?? {} }, row.seq));
+            }
+          } else if (step.kind === 'end') {
+            const p = step.progress;
             await write(sseEvent('end', {
               job_id: id,
-              status: progress.status,
-              pages_fetched: final?.pages_fetched ?? 0,
-              pages_failed: final?.pages_failed ?? 0,
-              items_extracted: final?.items_extracted ?? 0,
-              error: final?.error ?? null,
+              status: p.status,
+              pages_fetched: p.pages_fetched,
+              pages_failed: p.pages_failed,
+              items_extracted: p.items_extracted,
+              error: p.error,
             }));
             break;
+          } else if (Date.now() - lastWrite >= fastify.config.sseHeartbeatMs) {
+            await write(sseComment('keep-alive'));
           }
-          if (Date.now() - lastWrite >= fastify.config.sseHeartbeatMs) await write(sseComment('keep-alive'));
-          await sleep(fastify.config.ssePollMs, signal);
         }
       } catch (err) {
         request.log.warn({ err, job_id: id }, 'log stream ended by an error');
       } finally {
+        follower.close();
+        release();
         open.delete(controller);
         fastify.metrics.sseStreams.dec();
         raw.end();
