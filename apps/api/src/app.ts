@@ -23,7 +23,7 @@ import openapi from './plugins/openapi.ts';
 import rateLimit from './plugins/rate-limit.ts';
 import crawlRoutes from './routes/crawl.ts';
 import eventsFeedRoutes from './routes/events-feed.ts';
-import healthRoutes from './routes/health.ts';
+import operationsRoutes from './routes/operations.ts';
 import jobItemsRoutes from './routes/job-items.ts';
 import jobLogsRoutes from './routes/job-logs.ts';
 import jobPagesRoutes from './routes/job-pages.ts';
@@ -54,6 +54,11 @@ function redactUrl(url: string): string {
 
 function isPino(logger: AppDeps['logger']): logger is Logger {
   return typeof logger === 'object' && logger !== null && typeof (logger as Logger).child === 'function' && 'levels' in logger;
+}
+
+/** The readiness checks of an app: the given ones, else Postgres alone. */
+export function readinessOf(deps: Pick<AppDeps, 'readiness' | 'pool'>): ReadinessChecks {
+  return deps.readiness ?? { postgres: async () => void (await deps.pool.query('SELECT 1')) };
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -90,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(liveFeed, deps.subscribeLive ? { subscribe: deps.subscribeLive } : {});
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
 
-  await app.register(healthRoutes, { checks: deps.readiness ?? { postgres: async () => void (await deps.pool.query('SELECT 1')) } });
+  await app.register(operationsRoutes, { checks: readinessOf(deps), registry: app.metrics.registry });
 
   // Everything below needs an API key; the user id scopes every query.
   await app.register(async (api) => {

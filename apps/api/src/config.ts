@@ -6,6 +6,9 @@
 export interface ApiConfig {
   readonly port: number;
   readonly host: string;
+  /** The operator port (`/metrics`, `/healthz`, `/readyz` without a key); none when undefined. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
   /** How long an identical crawl request returns the existing job (`TRAWL_DEDUPE_TTL`, seconds). */
   readonly dedupeTtlSeconds: number;
   /** Largest accepted body in bytes; crawl requests are small, so the default is tight. */
@@ -44,6 +47,8 @@ export interface ApiConfig {
 export const DEFAULT_CONFIG: ApiConfig = {
   port: 3000,
   host: '127.0.0.1',
+  metricsPort: undefined,
+  metricsHost: '127.0.0.1',
   dedupeTtlSeconds: 3600,
   bodyLimit: 64 * 1024,
   rateLimitMax: 1200,
@@ -81,6 +86,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   return {
     port: int(env, 'TRAWL_API_PORT', d.port, 0),
     host: env.TRAWL_API_HOST || d.host,
+    metricsPort: env.TRAWL_METRICS_PORT ? int(env, 'TRAWL_METRICS_PORT', 0, 0) : undefined,
+    metricsHost: env.TRAWL_METRICS_HOST || d.metricsHost,
     dedupeTtlSeconds: int(env, 'TRAWL_DEDUPE_TTL', d.dedupeTtlSeconds, 0),
     bodyLimit: int(env, 'TRAWL_API_BODY_LIMIT', d.bodyLimit, 1024),
     rateLimitMax: int(env, 'TRAWL_API_RATE_LIMIT', d.rateLimitMax, 1),

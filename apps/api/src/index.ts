@@ -1,4 +1,5 @@
 export { buildApp, type AppDeps } from './app.ts';
+export { buildOperatorApp, type OperatorAppOptions } from './operator-app.ts';
 export { configFromEnv, DEFAULT_CONFIG, type ApiConfig } from './config.ts';
 export { ERRORS, ERROR_CODES, ApiError, type ErrorCode } from './errors.ts';
 export { API_MIGRATIONS, API_MIGRATION_OWNER } from './data/migrations.ts';

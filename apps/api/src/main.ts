@@ -8,6 +8,7 @@
 import { createKafka, endpoints, EventProducer, provisionTopics, runService, subscribeLive } from '@trawl/streams';
 import { CONFIG_MIGRATIONS, createPool, migrate } from '@trawl/store';
 import { buildApp } from './app.ts';
+import { buildOperatorApp } from './operator-app.ts';
 import { configFromEnv } from './config.ts';
 import { purgeExpiredDedupe } from './crawl/submit-crawl.ts';
 import { API_MIGRATION_OWNER, API_MIGRATIONS } from './data/migrations.ts';
@@ -28,16 +29,22 @@ await runService('api', async (logger) => {
   // Schemas resolved while the registry answers: a registry outage later holds up no first event.
   producer.prepare(['CrawlRequested', 'JobDispatched', 'JobCancelled']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
 
+  const readiness = defaultReadinessChecks(pool, kafka, ep);
   const app = await buildApp({
     pool,
     producer,
     logger,
     config,
-    readiness: defaultReadinessChecks(pool, kafka, ep),
+    readiness,
     subscribeLive: (options) => subscribeLive({ ...options, kafka, logger, groupPrefix: 'trawl-api-feed' }),
   });
   await app.listen({ host: config.host, port: config.port });
   logger.info({ url: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/docs` }, 'api listening');
+  const operator = config.metricsPort === undefined ? undefined : await buildOperatorApp({ registry: app.metrics.registry, checks: readiness });
+  if (operator) {
+    await operator.listen({ host: config.metricsHost, port: config.metricsPort });
+    logger.info({ metrics_url: `http://${config.metricsHost}:${config.metricsPort}/metrics` }, 'operator port listening');
+  }
 
   const purge = setInterval(() => {
     purgeExpiredDedupe(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge expired dedupe keys'));
@@ -47,6 +54,7 @@ await runService('api', async (logger) => {
   return {
     async stop() {
       clearInterval(purge);
+      await operator?.close();
       await app.close();
       await producer.disconnect();
       await pool.end();

@@ -100,10 +100,12 @@ describe('API keys', () => {
     }
   });
 
-  it('health, readiness, metrics and docs need no key', async () => {
-    for (const url of ['/healthz', '/readyz', '/metrics', '/docs/json']) {
+  it('health, readiness (without its checks) and docs need no key; metrics do', async () => {
+    for (const url of ['/healthz', '/readyz', '/docs/json']) {
       expect((await api.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
+    expect((await api.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+    expect((await api.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
   });
 });
 
@@ -194,7 +196,7 @@ describe('isolation between users', () => {
 });
 
 /** Routes anyone may call: the console's page and files, the OpenAPI UI, health and Prometheus. */
-const PUBLIC = /^\/(?:$|console$|assets\/|docs|healthz$|readyz$|metrics$)/;
+const PUBLIC = /^\/(?:$|console$|assets\/|docs|healthz$|readyz$)/;
 
 function requestFor(route: Route, id: string, body: object = {}) {
   const hasBody = route.method === 'POST' || route.method === 'PUT';

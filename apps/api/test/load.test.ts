@@ -390,7 +390,7 @@ describe('load: WebSocket live feed storm', () => {
     clearInterval(sampler);
 
     const drained = ((await clients.ask({ type: 'drain', quietMs: 1_000 }, 'drained')) as { stats: SubscriberStats }).stats;
-    const metrics = await request(api.base, 'GET', '/metrics');
+    const metrics = await request(api.base, 'GET', '/metrics', { authorization: `Bearer ${users[0]!.key}` });
     const feedCount = (outcome: string) => Number(new RegExp(`trawl_api_feed_events_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics.body)?.[1] ?? 0);
 
     const lags = report.map((s) => s.lastAt - producedAt);

@@ -1,9 +1,11 @@
 /**
  * Readiness checks for `/readyz`: can this instance do its job right now? Each check gets a short
  * deadline and the checks run in parallel, so one hung dependency costs one timeout, not a sum.
+ * Their errors are redacted of credentials here, once, for every place that shows them.
  */
 import type { createKafka, Endpoints } from '@trawl/streams';
 import type { Pool } from '@trawl/store';
+import { redactCredentials } from './redact-credentials.ts';
 
 export type ReadinessCheck = (signal: AbortSignal) => Promise<void>;
 export type ReadinessChecks = Readonly<Record<string, ReadinessCheck>>;
@@ -30,7 +32,9 @@ export async function runChecks(checks: ReadinessChecks, timeoutMs = 2_000): Pro
         await Promise.race([check(controller.signal), deadline]);
         return [name, { ok: true, ms: Math.round(performance.now() - started) }] as const;
       } catch (err) {
-        return [name, { ok: false, ms: Math.round(performance.now() - started), error: (err as Error).message }] as const;
+        // Endpoints may carry credentials, and error messages quote endpoints.
+        const error = redactCredentials(err instanceof Error ? err.message : String(err));
+        return [name, { ok: false, ms: Math.round(performance.now() - started), error }] as const;
       } finally {
         clearTimeout(timer);
       }
@@ -39,10 +43,23 @@ export async function runChecks(checks: ReadinessChecks, timeoutMs = 2_000): Pro
   return Object.fromEntries(entries);
 }
 
+/**
+ * GETs `url`; credentials in it (`http://user:password@host/`) go in an Authorization header,
+ * since fetch refuses URLs that carry them.
+ */
 async function httpOk(url: string, signal: AbortSignal): Promise<void> {
-  const res = await fetch(url, { signal });
+  const target = new URL(url);
+  const headers: Record<string, string> = {};
+  if (target.username || target.password) {
+    const user = decodeURIComponent(target.username);
+    const password = decodeURIComponent(target.password);
+    headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    target.username = '';
+    target.password = '';
+  }
+  const res = await fetch(target, { signal, headers });
   await res.arrayBuffer();
-  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  if (!res.ok) throw new Error(`${target.origin}${target.pathname} answered ${res.status}`);
 }
 
 type Kafka = ReturnType<typeof createKafka>;

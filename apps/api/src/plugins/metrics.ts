@@ -1,6 +1,7 @@
 /**
- * Prometheus metrics at `/metrics`. One registry per app instance (not prom-client's global one),
- * so that tests can build several apps in one process without "metric already registered".
+ * The API's Prometheus metrics (served at `/metrics` by routes/operations.ts). One registry per
+ * app instance (not prom-client's global one), so that tests can build several apps in one process
+ * without "metric already registered".
  */
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -58,11 +59,6 @@ export default fp(
       const route = request.routeOptions.url ?? 'unmatched';
       metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     });
-    fastify.get(
-      '/metrics',
-      { schema: { hide: true }, config: { rateLimit: false } },
-      async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-    );
   },
   { name: 'metrics', fastify: '5.x' },
 );
