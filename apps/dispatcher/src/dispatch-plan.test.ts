@@ -15,6 +15,11 @@ const schedule: Schedule = {
   last_job_id: null,
   next_due: new Date('2026-01-01T10:00:00Z'),
   created_at: new Date('2026-01-01T09:00:00Z'),
+  paused_reason: null,
+  paused_message: null,
+  paused_at: null,
+  skipped_at: null,
+  skipped_reason: null,
 };
 
 describe('planDispatch', () => {
@@ -40,6 +45,11 @@ describe('planDispatch', () => {
     expect(jobDispatched.body.spec.max_depth).toBe(2);
     expect(jobDispatched.body.spec.max_pages).toBe(50);
     expect(jobDispatched.body.spec.same_host).toBe(true);
+  });
+
+  it("cuts the job's max_pages to the owner's page cap, never raises it", () => {
+    expect(planDispatch({ schedule, slot: new Date(), pageCap: 20 }).jobDispatched.body.spec.max_pages).toBe(20);
+    expect(planDispatch({ schedule, slot: new Date(), pageCap: 500 }).jobDispatched.body.spec.max_pages).toBe(50);
   });
 
   it('fills a target URL template from keywords and location', () => {

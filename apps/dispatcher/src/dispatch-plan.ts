@@ -23,9 +23,11 @@ export interface PlanInput {
   readonly slot: Date;
   readonly target?: Target | null;
   readonly website?: Website | null;
+  /** The most pages the owner's quota leaves this job (its spec's max_pages is cut to it). */
+  readonly pageCap?: number;
 }
 
-export function planDispatch({ schedule, slot, target, website }: PlanInput): DispatchPlan {
+export function planDispatch({ schedule, slot, target, website, pageCap }: PlanInput): DispatchPlan {
   const jobId = jobIdForSlot(schedule.id, slot);
   let spec: CrawlSpec;
   let startUrls: readonly string[];
@@ -38,6 +40,7 @@ export function planDispatch({ schedule, slot, target, website }: PlanInput): Di
   } else {
     throw new Error(`schedule ${schedule.id} has neither a target nor a request`);
   }
+  if (pageCap !== undefined && pageCap < spec.max_pages) spec = { ...spec, max_pages: pageCap };
   const targetDueId = eventId('TargetDue', jobId);
   return {
     jobId,

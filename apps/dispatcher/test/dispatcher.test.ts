@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createKafka, createLogger, EventCodec, EventProducer, provisionTopics, readEvents, TOPICS } from '@trawl/streams';
-import { CONFIG_MIGRATIONS, createPool, createSchedule, getSchedule, migrate, upsertTarget, upsertWebsite, crawlSpec } from '@trawl/store';
+import { CONFIG_MIGRATIONS, createPool, createSchedule, DEFAULT_QUOTAS, getSchedule, migrate, upsertTarget, upsertWebsite, crawlSpec } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import type { JobDispatched, TargetDue } from '@trawl/schemas';
 import { Dispatcher } from '../src/dispatcher.ts';
@@ -51,7 +51,8 @@ describe('dispatcher', () => {
     const replicas = [0, 1].map(() => {
       const pool = createPool({ connectionString: db.url, max: 2 });
       const producer = new EventProducer({ kafka, logger });
-      return { pool, producer, dispatcher: new Dispatcher({ pool, producer, logger }) };
+      // A schedule every 2 s is below the default minimum interval; this test is about replicas.
+      return { pool, producer, dispatcher: new Dispatcher({ pool, producer, logger, quotas: { ...DEFAULT_QUOTAS, min_interval_seconds: 0 } }) };
     });
     await Promise.all(replicas.map((r) => r.producer.connect()));
     // Both replicas tick on the wall clock until three slots went out between them (a slow tick

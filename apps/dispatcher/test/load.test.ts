@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { EventProducer, endOffsets, provisionTopics, TOPICS } from '@trawl/streams';
 import { eventsSince, testKafka, testLogger } from '@trawl/streams/testing';
-import { CONFIG_MIGRATIONS, createPool, crawlSpec, migrate, upsertWebsite } from '@trawl/store';
+import { CONFIG_MIGRATIONS, createPool, crawlSpec, DEFAULT_QUOTAS, migrate, upsertWebsite } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import type { JobDispatched, TargetDue } from '@trawl/schemas';
 import { Dispatcher } from '../src/dispatcher.ts';
@@ -73,7 +73,9 @@ describe(`dispatcher under load (${TARGETS} targets due in the same minute)`, ()
       const replicas = [0, 1].map(() => {
         const pool = createPool({ connectionString: db.url, max: 4, applicationName: 'trawl-dispatcher-load' });
         const producer = new EventProducer({ kafka, logger });
-        return { pool, producer, dispatcher: new Dispatcher({ pool, producer, logger }) };
+        // One owner holds every schedule: quotas far above the load, so that all of it is dispatched (and counted in the ledger).
+        const quotas = { ...DEFAULT_QUOTAS, active_jobs: 1_000_000, pages_per_day: 1_000_000_000 };
+        return { pool, producer, dispatcher: new Dispatcher({ pool, producer, logger, quotas }) };
       });
       await Promise.all(replicas.map((r) => r.producer.connect()));
       const before = await endOffsets(kafka, [TOPICS.jobs, TOPICS.schedule]);

@@ -7,3 +7,8 @@ export * from './config/websites.ts';
 export * from './config/targets.ts';
 export * from './config/schedules.ts';
 export * from './config/crawl-spec.ts';
+export * from './quotas/quota-limits.ts';
+export * from './quotas/quota-decision.ts';
+export * from './quotas/quota-ledger.ts';
+export * from './quotas/quota-guard.ts';
+export * from './quotas/errors.ts';

@@ -64,4 +64,38 @@ export const CONFIG_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX targets_owner ON targets (owner_id);
     `,
   },
+  {
+    id: 2,
+    description: 'why a schedule was paused or its slot skipped; per-user quotas and the ledger they are counted on',
+    sql: `
+      ALTER TABLE schedules
+        ADD COLUMN paused_reason text,
+        ADD COLUMN paused_message text,
+        ADD COLUMN paused_at timestamptz,
+        ADD COLUMN skipped_at timestamptz,
+        ADD COLUMN skipped_reason text;
+
+      -- Operators' per-user overrides of the quota defaults (NULL: the default).
+      CREATE TABLE user_quotas (
+        user_id text PRIMARY KEY,
+        active_jobs int CHECK (active_jobs >= 0),
+        pages_per_day int CHECK (pages_per_day >= 0),
+        schedules int CHECK (schedules >= 0),
+        min_interval_seconds int CHECK (min_interval_seconds >= 0),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      -- Every job a user started (API or dispatcher) and the pages it may fetch; settled_pages is
+      -- what it fetched, written once the read model shows it over.
+      CREATE TABLE job_quota_ledger (
+        job_id text PRIMARY KEY,
+        user_id text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        max_pages int NOT NULL CHECK (max_pages >= 0),
+        settled_pages int
+      );
+      CREATE INDEX job_quota_ledger_user ON job_quota_ledger (user_id, created_at);
+      CREATE INDEX job_quota_ledger_open ON job_quota_ledger (user_id) WHERE settled_pages IS NULL;
+    `,
+  },
 ];

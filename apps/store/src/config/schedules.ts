@@ -6,7 +6,7 @@ type Db = Pool | PoolClient;
 
 const COLUMNS = [
   'id', 'owner_id', 'target_id', 'request', 'cron', 'interval_ms', 'run_at', 'status', 'last_scheduled', 'last_job_id',
-  'next_due', 'created_at',
+  'next_due', 'created_at', 'paused_reason', 'paused_message', 'paused_at', 'skipped_at', 'skipped_reason',
 ].join(', ');
 
 export interface NewSchedule {
@@ -79,12 +79,58 @@ export async function markDispatchedMany(tx: PoolClient, slots: readonly Dispatc
   );
 }
 
-/** Pauses, resumes or cancels a schedule of `ownerId`; false when it is not theirs or not found. */
+/** Pauses, resumes or cancels a schedule of `ownerId`; false when it is not theirs or not found. A user's own change clears the dispatcher's reason. */
 export async function setScheduleStatus(db: Db, id: string, ownerId: string, status: Exclude<ScheduleStatus, 'done'>): Promise<Schedule | undefined> {
   const { rows } = await db.query<Schedule>(
-    `UPDATE schedules SET status = $3, updated_at = now()
+    `UPDATE schedules SET status = $3, paused_reason = NULL, paused_message = NULL, paused_at = NULL, updated_at = now()
      WHERE id = $1 AND owner_id = $2 AND status NOT IN ('cancelled', 'done') RETURNING ${COLUMNS}`,
     [id, ownerId, status],
   );
   return rows[0];
+}
+
+export interface PausedSchedule {
+  readonly id: string;
+  /** A code users and operators can act on (`WEBSITE_GONE`, `WEBSITE_NOT_OWNED`, …). */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** The dispatcher's pauses, with their reasons, in one statement. */
+export async function pauseSchedules(tx: PoolClient, paused: readonly PausedSchedule[]): Promise<void> {
+  if (paused.length === 0) return;
+  await tx.query(
+    `UPDATE schedules AS s SET status = 'paused', paused_reason = p.reason, paused_message = p.message, paused_at = now(), updated_at = now()
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS p (id, reason, message)
+     WHERE s.id = p.id`,
+    [paused.map((p) => p.id), paused.map((p) => p.reason), paused.map((p) => p.message)],
+  );
+}
+
+export interface SkippedSlot {
+  readonly id: string;
+  readonly slot: Date;
+  readonly next: Date | null;
+  readonly reason: string;
+}
+
+/** Slots the dispatcher skipped (a quota): the schedule moves on to its next slot, and says why it skipped this one. */
+export async function markSkippedMany(tx: PoolClient, slots: readonly SkippedSlot[]): Promise<void> {
+  if (slots.length === 0) return;
+  await tx.query(
+    `UPDATE schedules AS s SET skipped_at = m.slot, skipped_reason = m.reason, next_due = m.next,
+       status = CASE WHEN m.next IS NULL THEN 'done' ELSE s.status END, updated_at = now()
+     FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::text[]) AS m (id, slot, next, reason)
+     WHERE s.id = m.id`,
+    [slots.map((x) => x.id), slots.map((x) => x.slot), slots.map((x) => x.next), slots.map((x) => x.reason)],
+  );
+}
+
+/** Schedules that count against a user's quota: those that may still run (active or paused). */
+export async function countLiveSchedules(db: Db, ownerId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM schedules WHERE owner_id = $1 AND status IN ('active', 'paused')",
+    [ownerId],
+  );
+  return rows[0]!.n;
 }

@@ -59,4 +59,11 @@ export interface Schedule {
   readonly last_job_id: string | null;
   readonly next_due: Date | null;
   readonly created_at: Date;
+  /** Why the dispatcher paused it (a code such as `WEBSITE_GONE`); null when a user paused it, or it runs. */
+  readonly paused_reason: string | null;
+  readonly paused_message: string | null;
+  readonly paused_at: Date | null;
+  /** The last slot the dispatcher skipped instead of starting a job, and why (a quota). */
+  readonly skipped_at: Date | null;
+  readonly skipped_reason: string | null;
 }
