@@ -28,6 +28,7 @@ import jobItemsRoutes from './routes/job-items.ts';
 import jobLogsRoutes from './routes/job-logs.ts';
 import jobPagesRoutes from './routes/job-pages.ts';
 import jobsRoutes from './routes/jobs.ts';
+import quotasRoutes from './routes/quotas.ts';
 import schedulesRoutes from './routes/schedules.ts';
 import targetsRoutes from './routes/targets.ts';
 import websitesRoutes from './routes/websites.ts';
@@ -107,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(jobLogsRoutes);
     await api.register(eventsFeedRoutes);
     await api.register(schedulesRoutes);
+    await api.register(quotasRoutes);
     await api.register(websitesRoutes);
     await api.register(targetsRoutes);
   });

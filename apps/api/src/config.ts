@@ -2,6 +2,7 @@
  * The API's settings, from the environment. Tests pass overrides to `buildApp` instead of touching
  * `process.env`, so several apps with different limits can live in one test process.
  */
+import { DEFAULT_QUOTAS, quotasFromEnv, type QuotaLimits } from '@trawl/store';
 
 export interface ApiConfig {
   readonly port: number;
@@ -42,6 +43,8 @@ export interface ApiConfig {
    * per-address limits behind a load balancer apply to clients, not to the balancer. Off by default.
    */
   readonly trustProxy: boolean | number | string;
+  /** Every user's quotas unless `user_quotas` says otherwise (`TRAWL_QUOTA_*`). */
+  readonly quotas: QuotaLimits;
 }
 
 export const DEFAULT_CONFIG: ApiConfig = {
@@ -63,6 +66,7 @@ export const DEFAULT_CONFIG: ApiConfig = {
   authFailureLimit: 60,
   unknownKeyCacheMs: 10_000,
   trustProxy: false,
+  quotas: DEFAULT_QUOTAS,
 };
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -102,5 +106,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
     unknownKeyCacheMs: int(env, 'TRAWL_API_UNKNOWN_KEY_CACHE_MS', d.unknownKeyCacheMs, 0),
     trustProxy: trustProxy(env.TRAWL_API_TRUST_PROXY),
+    quotas: quotasFromEnv(env),
   };
 }

@@ -17,6 +17,7 @@ export const ERRORS = {
   INVALID_JSON: { status: 400, description: 'The body is not valid JSON (or is empty while a JSON content type was sent).' },
   INVALID_CRON: { status: 400, description: '`interval` is neither a cron expression (5 fields, or 6 with seconds; UTC) nor a duration such as `30s`, `5m`, `1h`.' },
   SCHEDULE_IN_PAST: { status: 400, description: '`schedule_at` lies more than a minute in the past.' },
+  INTERVAL_TOO_SHORT: { status: 400, description: 'The schedule would run more often than the minimum interval (`min_interval_seconds`, 60 s by default); `limit` names it and its value.' },
   UNKNOWN_SPIDER: { status: 400, description: '`spider` names no website visible to the caller.' },
   UNKNOWN_WEBSITE: { status: 400, description: 'A target refers to a website that is not visible to the caller.' },
   UNSUPPORTED_PATTERN: { status: 400, description: 'An include/exclude pattern uses a construct the linear-time pattern engine (RE2 syntax) does not run — a backreference, a lookahead or lookbehind, a letter escape RE2 reads differently — or its list compiles too large; `field` names the pattern and `message` the construct.' },
@@ -36,6 +37,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies must be `application/json`.' },
   UPGRADE_REQUIRED: { status: 426, description: '`/events` is a WebSocket endpoint: connect with `Upgrade: websocket`.' },
   RATE_LIMITED: { status: 429, description: 'Too many requests for this API key, or too many failed authentications from this address; retry after `retry-after` seconds.' },
+  QUOTA_EXCEEDED: { status: 429, description: 'A quota of the caller is used up: `active_jobs`, `pages_per_day` or `schedules`; `limit` names it, its value and what is in use (`GET /quotas`).' },
   TOO_MANY_STREAMS: { status: 429, description: 'The caller already has `TRAWL_API_MAX_STREAMS_PER_USER` (20) SSE log streams and WebSocket feeds open on this API instance; close one first.' },
   INTERNAL: { status: 500, description: 'An unexpected error; it is logged with the request id.' },
   DEPENDENCY_UNAVAILABLE: { status: 503, description: 'Kafka or Postgres did not answer; nothing was changed, retry later.' },
@@ -46,9 +48,17 @@ export type ErrorCode = keyof typeof ERRORS;
 
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
 
+/** The quota a QUOTA_EXCEEDED or INTERVAL_TOO_SHORT names: its name, value and what is in use. */
+export interface LimitDetail {
+  readonly name: string;
+  readonly value: number;
+  readonly used: number;
+}
+
 export interface ApiErrorOptions {
   /** The request field at fault, as a dotted path (`start_urls.0`). */
   readonly field?: string;
+  readonly limit?: LimitDetail;
   readonly cause?: unknown;
 }
 
@@ -60,6 +70,7 @@ export class ApiError extends Error {
   readonly statusCode: number;
   readonly retriable: boolean;
   readonly field: string | undefined;
+  readonly limit: LimitDetail | undefined;
 
   constructor(
     readonly code: ErrorCode,
@@ -71,15 +82,23 @@ export class ApiError extends Error {
     this.statusCode = ERRORS[code].status;
     this.retriable = this.statusCode === 429 || this.statusCode >= 500;
     this.field = options.field;
+    this.limit = options.limit;
   }
 
   toBody(): ErrorBody {
-    return { error: { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.field === undefined ? {} : { field: this.field }),
+        ...(this.limit === undefined ? {} : { limit: this.limit }),
+      },
+    };
   }
 }
 
 export interface ErrorBody {
-  readonly error: { readonly code: ErrorCode; readonly message: string; readonly field?: string };
+  readonly error: { readonly code: ErrorCode; readonly message: string; readonly field?: string; readonly limit?: LimitDetail };
 }
 
 /** The `404` for a resource of `kind`: also what another user's id answers, so ids leak nothing. */

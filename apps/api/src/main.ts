@@ -6,7 +6,7 @@
  * (rate limits are per instance).
  */
 import { createKafka, endpoints, EventProducer, provisionTopics, runService, subscribeLive } from '@trawl/streams';
-import { CONFIG_MIGRATIONS, createPool, migrate } from '@trawl/store';
+import { CONFIG_MIGRATIONS, createPool, migrate, purgeSettledLedger } from '@trawl/store';
 import { buildApp } from './app.ts';
 import { buildOperatorApp } from './operator-app.ts';
 import { configFromEnv } from './config.ts';
@@ -48,6 +48,7 @@ await runService('api', async (logger) => {
 
   const purge = setInterval(() => {
     purgeExpiredDedupe(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge expired dedupe keys'));
+    purgeSettledLedger(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge the quota ledger'));
   }, PURGE_EVERY_MS);
   purge.unref();
 

@@ -22,12 +22,12 @@ async function crawl(auth: object, payload: object) {
 }
 
 describe('POST /crawl now', () => {
-  it('creates a job, answers 200 {job_id, scheduled:false, cached:false}, and the job is readable at once', async () => {
+  it('creates a job, answers 200 {job_id, scheduled:false, cached:false, max_pages}, and the job is readable at once', async () => {
     const { auth } = await api.user();
     const res = await crawl(auth, { start_urls: [URL_A], depth: 1, max_pages: 10 });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toEqual({ job_id: expect.stringMatching(/^[0-9a-f-]{36}$/), scheduled: false, cached: false });
+    expect(body).toEqual({ job_id: expect.stringMatching(/^[0-9a-f-]{36}$/), scheduled: false, cached: false, max_pages: 10 });
     const status = await api.app.inject({ method: 'GET', url: `/jobs/${body.job_id}/status`, headers: auth });
     expect(status.statusCode).toBe(200);
     expect(status.json()).toMatchObject({ job_id: body.job_id, status: 'pending', start_urls: [URL_A] });

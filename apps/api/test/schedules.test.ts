@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Dispatcher } from '@trawl/dispatcher';
+import { DEFAULT_QUOTAS } from '@trawl/store';
 import { eventually, sleep, startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
@@ -14,8 +15,10 @@ let wsBase: string;
 const sockets: WebSocket[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi({ live: true });
-  dispatcher = new Dispatcher({ pool: api.db.pool, producer: api.producer, logger: api.logger });
+  // Schedules every 2 s keep these tests short: the minimum interval (tested in quotas.test.ts) is lifted.
+  const quotas = { ...DEFAULT_QUOTAS, min_interval_seconds: 0 };
+  api = await startTestApi({ live: true, config: { quotas } });
+  dispatcher = new Dispatcher({ pool: api.db.pool, producer: api.producer, logger: api.logger, quotas });
   wsBase = (await api.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   await api.app.liveFeed.ready;
 });

@@ -24,6 +24,8 @@ export interface TestApi {
   readonly kafka: ReturnType<typeof testKafka>;
   /** What the app produced, in order: event names, and `raw:<topic>` for re-driven bytes. */
   readonly emitted: readonly string[];
+  /** The events the app produced, with their bodies. */
+  readonly sent: readonly { readonly name: string; readonly body: Record<string, unknown> }[];
   /** A new user with a key: `{ user, key, auth }` where auth is the header object. */
   user(prefix?: string): Promise<{ user: string; key: string; auth: { authorization: string } }>;
   close(): Promise<void>;
@@ -49,9 +51,11 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   await producer.connect();
   // The real producer, with a record of what goes through it (to prove a refused request sent nothing).
   const emitted: string[] = [];
+  const sent: { name: string; body: Record<string, unknown> }[] = [];
   const recordingProducer: Pick<EventProducer, 'emit' | 'sendRaw'> = {
     emit: (name, body, emitOptions) => {
       emitted.push(name);
+      sent.push({ name, body: body as unknown as Record<string, unknown> });
       return producer.emit(name, body, emitOptions);
     },
     sendRaw: (message) => {
@@ -74,6 +78,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     logger,
     kafka,
     emitted,
+    sent,
     async user(prefix = 'user') {
       const user = `${prefix}-${randomUUID().slice(0, 8)}`;
       const { key } = await createApiKey(db.pool, user);

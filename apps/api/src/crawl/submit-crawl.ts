@@ -15,11 +15,27 @@
  * 503 and may retry); a crash after the acknowledgement but before the commit leaves a job without
  * a dedupe row, which costs at worst one duplicate crawl, never a cached job that never runs. The
  * lock is held for one produce round trip (a few ms), which is what serialises identical requests.
+ *
+ * Quotas (apps/store quotas/): a new job takes the user's quota lock, must fit the active jobs,
+ * and gets at most what is left of the day's pages as its `max_pages` (the answer says how many);
+ * it is written to the quota ledger in the same transaction. A cached answer starts nothing and
+ * costs no quota. A schedule must fit the user's number of schedules and minimum interval.
  */
 import { randomUUID } from 'node:crypto';
 import type { EventProducer } from '@trawl/streams';
 import { eventId } from '@trawl/streams';
-import { crawlSpec, createSchedule, getWebsite, inTransaction, type CrawlRequest, type Pool, type Website } from '@trawl/store';
+import {
+  admitJob,
+  crawlSpec,
+  createScheduleWithinQuota,
+  getWebsite,
+  inTransaction,
+  recordJobs,
+  type CrawlRequest,
+  type Pool,
+  type QuotaLimits,
+  type Website,
+} from '@trawl/store';
 import { jobIdForSlot } from '@trawl/dispatcher';
 import { ApiError } from '../errors.ts';
 import { checkPatterns } from './check-patterns.ts';
@@ -38,7 +54,7 @@ export interface CrawlBody {
 }
 
 export type CrawlOutcome =
-  | { readonly scheduled: false; readonly job_id: string; readonly cached: boolean; readonly cached_at?: Date }
+  | { readonly scheduled: false; readonly job_id: string; readonly cached: boolean; readonly cached_at?: Date; readonly max_pages?: number }
   | { readonly scheduled: true; readonly schedule_id: string; readonly next_run: Date; readonly job_id?: string };
 
 export type EventEmitter = Pick<EventProducer, 'emit'>;
@@ -47,6 +63,8 @@ export interface CrawlServiceOptions {
   readonly pool: Pool;
   readonly producer: EventEmitter;
   readonly dedupeTtlSeconds: number;
+  /** Every user's quotas unless `user_quotas` says otherwise. */
+  readonly quotas: QuotaLimits;
   readonly now?: () => Date;
 }
 
@@ -97,7 +115,7 @@ export class CrawlService {
     }
     const repeat = body.interval === undefined ? { cron: null, intervalMs: null } : parseInterval(body.interval);
     const id = randomUUID();
-    const schedule = await createSchedule(this.options.pool, { id, owner_id: userId, request, cadence: { runAt, ...repeat } }, now);
+    const schedule = await createScheduleWithinQuota(this.options.pool, { id, owner_id: userId, request, cadence: { runAt, ...repeat } }, this.options.quotas, now);
     const oneShot = runAt !== null && !repeat.cron && !repeat.intervalMs;
     return {
       scheduled: true,
@@ -131,14 +149,18 @@ export class CrawlService {
           const row = existing.rows[0];
           return row ? ({ scheduled: false, job_id: row.job_id, cached: true, cached_at: row.created_at } as const) : undefined;
         }
+        // A new job: within the user's quotas (refused, the dedupe claim rolls back with the rest).
+        const wanted = crawlSpec(website, { depth: request.depth, max_pages: request.max_pages }).max_pages;
+        const { maxPages } = await admitJob(tx, userId, this.options.quotas, wanted, this.now());
         await tx.query('INSERT INTO api_jobs (job_id, user_id, dedupe_key, request) VALUES ($1, $2, $3, $4)', [
           proposed,
           userId,
           key,
           JSON.stringify(request),
         ]);
-        await this.emit(proposed, userId, request, website, key, ignoreCache);
-        return { scheduled: false, job_id: proposed, cached: false } as const;
+        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages);
+        await recordJobs(tx, [{ job_id: proposed, user_id: userId, max_pages: maxPages }]);
+        return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
       });
       if (outcome) return outcome;
       // The row vanished between INSERT and SELECT (an expiry purge): claim again.
@@ -146,7 +168,7 @@ export class CrawlService {
     }
   }
 
-  private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean): Promise<void> {
+  private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean, maxPages: number): Promise<void> {
     const requestedId = eventId('CrawlRequested', jobId);
     try {
       // Both go out in the producer's same batch; same key, so JobDispatched follows CrawlRequested.
@@ -161,7 +183,7 @@ export class CrawlService {
           'JobDispatched',
           { job_id: jobId, user_id: userId, target_id: null, schedule_id: null, search_url: request.start_urls[0]!,
             start_urls: request.start_urls, keywords: [], location: null,
-            spec: crawlSpec(website, { depth: request.depth, max_pages: request.max_pages }), attempt: 1 },
+            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages }), attempt: 1 },
           { eventId: eventId('JobDispatched', jobId), causationId: requestedId, key: jobId },
         ),
       ]);

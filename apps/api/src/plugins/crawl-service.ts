@@ -11,7 +11,7 @@ export default fp(
   async (fastify) => {
     fastify.decorate(
       'crawls',
-      new CrawlService({ pool: fastify.db, producer: fastify.producer, dedupeTtlSeconds: fastify.config.dedupeTtlSeconds }),
+      new CrawlService({ pool: fastify.db, producer: fastify.producer, dedupeTtlSeconds: fastify.config.dedupeTtlSeconds, quotas: fastify.config.quotas }),
     );
   },
   { name: 'crawl-service', dependencies: ['dependencies'], fastify: '5.x' },

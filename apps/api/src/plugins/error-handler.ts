@@ -6,6 +6,7 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { QuotaExceededError } from '@trawl/store';
 import { ApiError } from '../errors.ts';
 import { validationToApiError } from '../http/validation-error.ts';
 
@@ -28,8 +29,17 @@ function isDatabaseOutage(err: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
 }
 
+/** A quota refusal from the store: a cadence too frequent is the request's fault (400), the rest wait for room (429). */
+export function quotaError(err: QuotaExceededError): ApiError {
+  const limit = { name: err.limit, value: err.value, used: err.used };
+  return err.limit === 'min_interval_seconds'
+    ? new ApiError('INTERVAL_TOO_SHORT', err.message, { field: 'interval', limit, cause: err })
+    : new ApiError('QUOTA_EXCEEDED', err.message, { limit, cause: err });
+}
+
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof QuotaExceededError) return quotaError(err);
   const fe = err as FastifyError;
   if (fe.validation) return validationToApiError(fe.validation, fe.validationContext);
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;

@@ -26,6 +26,7 @@ export default fp(
           { name: 'websites', description: 'How to crawl and scrape a site (a "spider")' },
           { name: 'targets', description: 'Scrape targets: a website plus a search' },
           { name: 'live', description: 'The WebSocket live feed' },
+          { name: 'quotas', description: "The caller's quotas and their use" },
           { name: 'operations', description: 'Health, readiness, metrics' },
         ],
       },

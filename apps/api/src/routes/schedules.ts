@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { createSchedule, getSchedule, getTarget, listSchedules, setScheduleStatus, type Schedule } from '@trawl/store';
+import { createScheduleWithinQuota, getSchedule, getTarget, listSchedules, setScheduleStatus, type Schedule } from '@trawl/store';
 import { parseInterval } from '../crawl/interval.ts';
 import { resumeSchedule } from '../data/schedules.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -22,6 +22,8 @@ function toScheduleView(s: Schedule) {
     next_run: s.status === 'active' ? s.next_due : null,
     next_runs: nextRuns(s),
     created_at: s.created_at,
+    paused_reason: s.paused_reason ? { code: s.paused_reason, message: s.paused_message ?? '', at: s.paused_at } : null,
+    skipped: s.skipped_reason ? { at: s.skipped_at, reason: s.skipped_reason } : null,
   };
 }
 
@@ -67,7 +69,7 @@ const schedulesRoutes: FastifyPluginAsync = async (fastify) => {
         tags: ['schedules'],
         summary: 'Schedule a target (crawls of start URLs are scheduled through POST /crawl)',
         body: scheduleCreateBody,
-        response: { 201: { $ref: 'Schedule#' }, ...errorResponses('TARGET_NOT_FOUND', 'INVALID_CRON', 'SCHEDULE_IN_PAST') },
+        response: { 201: { $ref: 'Schedule#' }, ...errorResponses('TARGET_NOT_FOUND', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'QUOTA_EXCEEDED') },
       },
     },
     async (request, reply) => {
@@ -80,7 +82,7 @@ const schedulesRoutes: FastifyPluginAsync = async (fastify) => {
       const runAt = schedule_at === undefined ? null : new Date(schedule_at);
       if (runAt && runAt.getTime() < Date.now() - 60_000) throw new ApiError('SCHEDULE_IN_PAST', `schedule_at ${schedule_at} is in the past`, { field: 'schedule_at' });
       const repeat = interval === undefined ? {} : parseInterval(interval);
-      const s = await createSchedule(fastify.db, { id: randomUUID(), owner_id: request.userId, target_id, cadence: { runAt, ...repeat } });
+      const s = await createScheduleWithinQuota(fastify.db, { id: randomUUID(), owner_id: request.userId, target_id, cadence: { runAt, ...repeat } }, fastify.config.quotas);
       return reply.code(201).send(toScheduleView(s));
     },
   );
@@ -93,7 +95,7 @@ const schedulesRoutes: FastifyPluginAsync = async (fastify) => {
           tags: ['schedules'],
           summary: { pause: 'Pause a schedule', resume: 'Resume a paused schedule (repeating ones restart from now)', cancel: 'Cancel a schedule for good' }[action],
           params,
-          response: { 200: { $ref: 'Schedule#' }, ...errorResponses('SCHEDULE_NOT_FOUND', 'SCHEDULE_NOT_ACTIVE') },
+          response: { 200: { $ref: 'Schedule#' }, ...errorResponses('SCHEDULE_NOT_FOUND', 'SCHEDULE_NOT_ACTIVE', 'INTERVAL_TOO_SHORT') },
         },
       },
       async (request) => {
@@ -101,7 +103,7 @@ const schedulesRoutes: FastifyPluginAsync = async (fastify) => {
         const current = await own(id, request.userId);
         const updated =
           action === 'resume'
-            ? await resumeSchedule(fastify.db, id, request.userId)
+            ? await resumeSchedule(fastify.db, id, request.userId, fastify.config.quotas)
             : action === 'pause' && current.status !== 'active'
               ? undefined
               : await setScheduleStatus(fastify.db, id, request.userId, action === 'pause' ? 'paused' : 'cancelled');

@@ -16,6 +16,11 @@ export const errorResponseSchema = {
         code: { type: 'string', enum: ERROR_CODES },
         message: { type: 'string' },
         field: { type: 'string', description: 'the request field at fault, dotted (`start_urls.0`)' },
+        limit: {
+          type: 'object',
+          description: 'the quota refused (QUOTA_EXCEEDED, INTERVAL_TOO_SHORT)',
+          properties: { name: { type: 'string' }, value: { type: 'number' }, used: { type: 'number' } },
+        },
       },
     },
   },

@@ -27,6 +27,16 @@ export const scheduleViewSchema = {
     next_run: nullableDate,
     next_runs: { type: 'array', items: { type: 'string', format: 'date-time' }, description: 'the next (up to) 5 slots' },
     created_at: { type: 'string', format: 'date-time' },
+    paused_reason: {
+      type: ['object', 'null'],
+      description: 'why the dispatcher paused it: `WEBSITE_GONE`, `WEBSITE_NOT_OWNED`, `TARGET_NOT_OWNED` or `INTERVAL_TOO_SHORT` (null when it runs, or its owner paused it)',
+      properties: { code: { type: 'string' }, message: { type: 'string' }, at: nullableDate },
+    },
+    skipped: {
+      type: ['object', 'null'],
+      description: 'the last slot the dispatcher skipped instead of starting a job, and why (`QUOTA_EXCEEDED: …`)',
+      properties: { at: nullableDate, reason: { type: 'string' } },
+    },
   },
 } as const;
 

@@ -42,6 +42,7 @@ export const crawlResponses = {
       scheduled: { type: 'boolean', enum: [false] },
       cached: { type: 'boolean' },
       cached_at: { type: 'string', format: 'date-time' },
+      max_pages: { type: 'integer', description: "a new job's page budget: what it asked for, or what is left of the day's `pages_per_day` quota when that is less" },
     },
   },
   202: {
@@ -55,5 +56,5 @@ export const crawlResponses = {
       next_run: { type: 'string', format: 'date-time' },
     },
   },
-  ...errorResponses('INVALID_JSON', 'INVALID_CRON', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+  ...errorResponses('INVALID_JSON', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'QUOTA_EXCEEDED', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
 } as const;
