@@ -103,6 +103,28 @@ export interface ProjectionOptions {
   readonly partitionAssigners?: readonly PartitionAssigner[];
 }
 
+/** A message as it was read, undecoded: what a raw projection's `apply` receives (runRawProjection). */
+export interface ProjectedMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timestamp: string;
+}
+
+/** Applies raw messages inside the given transaction, with the same ordering as ApplyEvents. */
+export type ApplyMessages = (messages: readonly ProjectedMessage[], tx: pg.PoolClient) => Promise<void>;
+
+/**
+ * A projection that decodes (or not) for itself: nothing is dead-lettered, so it may read
+ * dead-letter topics, whose messages are often undecodable and must be kept all the same.
+ */
+export interface RawProjectionOptions extends Omit<ProjectionOptions, 'apply' | 'codec' | 'producer' | 'deadLetterTopic'> {
+  readonly apply: ApplyMessages;
+}
+
 export interface Projection {
   readonly name: string;
   readonly groupId: string;

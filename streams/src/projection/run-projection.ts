@@ -50,9 +50,17 @@ import { ProjectionMetrics, type ProjectionStats } from '../metrics/projection-m
 import { startStatsLog } from '../metrics/stats-log.ts';
 import { ensureOffsetsTable, loadOffset, lockOffsets, saveOffsets } from './offset-store.ts';
 import { inTransaction } from './pg-transaction.ts';
-import { projectionFetchSettings, type Projection, type ProjectedEvent, type ProjectionOptions } from './projection-options.ts';
+import {
+  projectionFetchSettings,
+  type ApplyEvents,
+  type Projection,
+  type ProjectedEvent,
+  type ProjectedMessage,
+  type ProjectionOptions,
+  type RawProjectionOptions,
+} from './projection-options.ts';
 
-export type { ApplyEvents, Projection, ProjectedEvent, ProjectedEventOf, ProjectionOptions } from './projection-options.ts';
+export type { ApplyEvents, ApplyMessages, Projection, ProjectedEvent, ProjectedEventOf, ProjectedMessage, ProjectionOptions, RawProjectionOptions } from './projection-options.ts';
 
 interface Position {
   readonly topic: string;
@@ -84,7 +92,8 @@ class PostgresProjection implements Projection {
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly codec: EventCodec;
-  private readonly producer: EventProducer;
+  /** For dead letters; none in raw mode, which dead-letters nothing. */
+  private readonly producer: EventProducer | undefined;
   private readonly ownsProducer: boolean;
   private readonly deadLetterTopic: string;
   private readonly metrics: ProjectionMetrics;
@@ -103,7 +112,11 @@ class PostgresProjection implements Projection {
   private stopping: Promise<void> | undefined;
   private stopStatsLog: () => void = () => {};
 
-  constructor(private readonly o: ProjectionOptions) {
+  /** `raw`: messages go to `apply` undecoded (runRawProjection). */
+  constructor(
+    private readonly o: ProjectionOptions,
+    private readonly raw = false,
+  ) {
     if (!o.name) throw new InvalidOptionError('name is required');
     if (o.topics.length === 0) throw new InvalidOptionError('topics must not be empty');
     if (typeof o.apply !== 'function') throw new InvalidOptionError('apply must be a function');
@@ -124,10 +137,10 @@ class PostgresProjection implements Projection {
     // would crash the process. The next query simply fails and is retried.
     this.pool.on('error', (err) => this.logger.warn({ err }, 'idle Postgres client failed'));
     this.codec = o.codec ?? o.producer?.codec ?? new EventCodec();
-    this.ownsProducer = !o.producer;
-    this.producer = o.producer ?? new EventProducer({ kafka: this.kafka, logger: this.logger, codec: this.codec });
+    this.ownsProducer = !o.producer && !raw;
+    this.producer = raw ? undefined : (o.producer ?? new EventProducer({ kafka: this.kafka, logger: this.logger, codec: this.codec }));
     this.deadLetterTopic = o.deadLetterTopic ?? TOPICS.eventsDlq;
-    if (o.topics.includes(this.deadLetterTopic)) throw new InvalidOptionError(`dead-letter topic ${this.deadLetterTopic} cannot also be projected`);
+    if (!raw && o.topics.includes(this.deadLetterTopic)) throw new InvalidOptionError(`dead-letter topic ${this.deadLetterTopic} cannot also be projected`);
     this.metrics = new ProjectionMetrics(o.metrics ?? defaultMetrics, o.name, this.groupId, () =>
       [...this.positions.values()].map((p) => ({
         topic: p.topic,
@@ -148,10 +161,10 @@ class PostgresProjection implements Projection {
   }
 
   async start(): Promise<void> {
-    if (this.o.checkTopics ?? true) await requireTopics(this.kafka, [...this.o.topics, this.deadLetterTopic]);
+    if (this.o.checkTopics ?? true) await requireTopics(this.kafka, this.raw ? [...this.o.topics] : [...this.o.topics, this.deadLetterTopic]);
     await this.waitForPostgres();
     await this.o.setup?.(this.pool);
-    await this.producer.connect();
+    await this.producer?.connect();
     const consumer = this.kafka.consumer({
       groupId: this.groupId,
       sessionTimeout: this.o.sessionTimeoutMs ?? 30_000,
@@ -245,7 +258,7 @@ class PostgresProjection implements Projection {
         const { events, deadLetters } = await this.decodeAll(topic, partition, fresh);
         // Dead letters first: once the offset moves past them they must already be safe.
         if (deadLetters.length > 0) {
-          await Promise.all(deadLetters.map((d) => this.producer.sendRaw(d)));
+          await Promise.all(deadLetters.map((d) => this.producer!.sendRaw(d)));
           this.metrics.deadLettered(deadLetters.length);
         }
         // A partition that failed before runs alone: one bad batch must not stall the others.
@@ -318,6 +331,19 @@ class PostgresProjection implements Projection {
   }
 
   private async decodeAll(topic: string, partition: number, messages: readonly KafkaMessage[]): Promise<{ events: ProjectedEvent[]; deadLetters: RawMessage[] }> {
+    if (this.raw) {
+      const raw: ProjectedMessage[] = messages.map((m) => ({
+        topic,
+        partition,
+        offset: m.offset,
+        key: m.key ?? null,
+        value: m.value ?? null,
+        headers: headerStrings(m.headers),
+        timestamp: m.timestamp,
+      }));
+      // The batch machinery only reads `offset`; `apply` gets these as they are (runRawProjection).
+      return { events: raw as unknown as ProjectedEvent[], deadLetters: [] };
+    }
     const events: ProjectedEvent[] = [];
     const deadLetters: RawMessage[] = [];
     for (const m of messages) {
@@ -424,7 +450,7 @@ class PostgresProjection implements Projection {
       this.stopStatsLog();
       this.pauses.clear();
       await consumer?.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'consumer disconnect failed'));
-      if (this.ownsProducer) await this.producer.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
+      if (this.ownsProducer) await this.producer!.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
       // pool.end() waits for checked-out clients: only wait when nothing was abandoned.
       if (this.ownsPool) {
         const ended = this.pool.end().catch(() => {});
@@ -437,8 +463,7 @@ class PostgresProjection implements Projection {
   }
 }
 
-export async function runProjection(options: ProjectionOptions): Promise<Projection> {
-  const projection = new PostgresProjection(options);
+async function started(projection: PostgresProjection): Promise<Projection> {
   try {
     await projection.start();
   } catch (err) {
@@ -446,4 +471,17 @@ export async function runProjection(options: ProjectionOptions): Promise<Project
     throw err;
   }
   return projection;
+}
+
+export async function runProjection(options: ProjectionOptions): Promise<Projection> {
+  return started(new PostgresProjection(options));
+}
+
+/**
+ * runProjection for messages as they were read: the same exactly-once effect (offsets in the
+ * transaction), positioning and retries, but no decoding and no dead-lettering — `apply` decides
+ * what each message means. For projections of dead-letter topics.
+ */
+export async function runRawProjection(options: RawProjectionOptions): Promise<Projection> {
+  return started(new PostgresProjection({ ...options, apply: options.apply as unknown as ApplyEvents }, true));
 }
