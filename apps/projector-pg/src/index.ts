@@ -14,3 +14,7 @@ export type { JobRow, JobStatus } from './model/job-row.ts';
 export type { PageRow } from './model/page-row.ts';
 export type { ItemRow } from './model/item-row.ts';
 export * from './errors.ts';
+export { startDeadLetterProjector, adoptOrphans, DEFAULT_DEAD_LETTER_TOPICS, type DeadLetterProjectorOptions, type DeadLetterTopics } from './dead-letters/dead-letter-projector.ts';
+export { setupDeadLetters, deadLetterProjectionName, DEAD_LETTER_PROJECTION, DEAD_LETTER_VERSION } from './dead-letters/dead-letter-ddl.ts';
+export { rebuildDeadLetters, DeadLettersInUseError, type RebuildDeadLettersOptions } from './dead-letters/rebuild-dead-letters.ts';
+export type { DeadLetterRow, DeadLetterSource } from './dead-letters/dead-letter-row.ts';
