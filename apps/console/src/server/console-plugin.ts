@@ -3,8 +3,8 @@
  * routes behind its dashboards — scrape metrics from ClickHouse, consumer lag, dead letters and
  * their re-drive, `/me` — behind the API's key authentication, each scoped to the key's user.
  *
- * It uses the API's `db` (Postgres: job ownership, re-drive log) and `authenticate`; everything
- * else is created on first use (see console-services.ts).
+ * It uses the API's `db` (Postgres: job ownership, the dead-letter read model, the re-drive log)
+ * and `authenticate`; everything else is created on first use (see console-services.ts).
  */
 import fp from 'fastify-plugin';
 import './host-app.ts';
@@ -13,7 +13,6 @@ import type { Logger, RawMessage } from '@trawl/streams';
 import { ConsoleAssets } from './assets/console-assets.ts';
 import { ConsoleServices, type ConsoleOptions } from './console-services.ts';
 import { loadDashboardQueries, type DashboardQuery } from './dashboards/dashboard-files.ts';
-import { DeadLetterReader } from './dead-letters/dead-letter-reader.ts';
 import { RedriveLog } from './dead-letters/redrive-log.ts';
 import { ConsoleError } from './errors.ts';
 import assetRoutes from './routes/assets.ts';
@@ -31,13 +30,6 @@ export default fp<ConsoleOptions>(
     const services = new ConsoleServices(options, fastify.log as unknown as Logger, apiProducer);
     const assets = new ConsoleAssets(options.distDir);
     let queries: ReadonlyMap<string, DashboardQuery> | undefined;
-    const reader = new DeadLetterReader({
-      kafka: () => services.kafka(),
-      codec: () => services.codec(),
-      topics: services.deadLetterTopics,
-      ...(options.deadLetterCacheMs !== undefined ? { cacheMs: options.deadLetterCacheMs } : {}),
-      logger: fastify.log as unknown as Logger,
-    });
     const redrives = new RedriveLog(fastify.db);
 
     await fastify.register(assetRoutes, { assets });
@@ -54,7 +46,7 @@ export default fp<ConsoleOptions>(
       // Read at first use: a missing or broken SQL file fails the dashboard, not the API's start.
       await api.register(scrapeMetricsRoutes, { services, queries: () => (queries ??= loadDashboardQueries()) });
       await api.register(consumerLagRoutes, { services });
-      await api.register(deadLetterRoutes, { services, reader, redrives });
+      await api.register(deadLetterRoutes, { services, redrives });
     });
 
     fastify.addHook('onClose', async () => services.close());

@@ -2,7 +2,7 @@
  * What the console's routes need from outside — ClickHouse, Kafka, the schema registry, a
  * producer — created lazily from the environment (the same endpoints every service reads), so
  * that registering the plugin connects to nothing: an API whose console is never opened never
- * talks to ClickHouse or reads a dead-letter topic. Tests hand in their own.
+ * talks to ClickHouse. Tests hand in their own.
  */
 import {
   createKafka,
@@ -10,7 +10,6 @@ import {
   EventCodec,
   EventProducer,
   topicCatalogue,
-  TOPICS,
   type Logger,
   type RawMessage,
 } from '@trawl/streams';
@@ -25,16 +24,12 @@ export interface ConsoleOptions {
   readonly codec?: EventCodec;
   /** Sends re-driven messages; default: the API's producer when it can send raw bytes, else one of our own. */
   readonly producer?: { sendRaw(message: RawMessage): Promise<void> };
-  /** The dead-letter topics; default: the catalogue's (TRAWL_TOPIC_PREFIX applied). */
-  readonly deadLetterTopics?: { readonly fetch: string; readonly events: string };
   /** Where a re-drive may write; default: the catalogue's event and command topics. */
   readonly redriveTopics?: readonly string[];
   /** Topics whose consumer lag is shown; default: the catalogue's. */
   readonly lagTopics?: readonly string[];
   /** Where the built bundle lives (tests build into a temporary folder). */
   readonly distDir?: string;
-  /** How long a read of the dead-letter topics is reused, ms. */
-  readonly deadLetterCacheMs?: number;
 }
 
 export class ConsoleServices {
@@ -78,10 +73,6 @@ export class ConsoleServices {
     }
     await this.ownProducerReady;
     return this.ownProducer.sendRaw(message);
-  }
-
-  get deadLetterTopics(): { readonly fetch: string; readonly events: string } {
-    return this.options.deadLetterTopics ?? { fetch: TOPICS.fetchDlq, events: TOPICS.eventsDlq };
   }
 
   get redriveTopics(): ReadonlySet<string> {

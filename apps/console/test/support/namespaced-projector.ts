@@ -6,15 +6,24 @@
  * events are never projected. Usage: `node --import tsx namespaced-projector.ts pg|ch`.
  */
 import { consumerGroup, runService } from '@trawl/streams';
-import { projectionName as pgName, startPgProjector } from '@trawl/projector-pg';
+import { createPool } from '@trawl/store';
+import { deadLetterProjectionName, projectionName as pgName, startDeadLetterProjector, startPgProjector } from '@trawl/projector-pg';
 import { projectionName as chName, startChProjector } from '@trawl/projector-ch';
 
 const which = process.argv[2];
 
 if (which === 'pg') {
   await runService('projector-pg', async (logger) => {
-    const projection = await startPgProjector({ logger, groupId: consumerGroup(`trawl-projection-${pgName()}`) });
-    return { stop: () => projection.stop() };
+    // As its main.ts: the job read models and the dead letters, on one pool.
+    const pool = createPool({ applicationName: 'trawl-projector-pg', max: 10 });
+    const projection = await startPgProjector({ logger, pool, groupId: consumerGroup(`trawl-projection-${pgName()}`) });
+    const deadLetters = await startDeadLetterProjector({ logger, pool, groupId: consumerGroup(`trawl-projection-${deadLetterProjectionName()}`) });
+    return {
+      async stop() {
+        await Promise.all([projection.stop(), deadLetters.stop()]);
+        await pool.end();
+      },
+    };
   });
 } else if (which === 'ch') {
   await runService('projector-ch', async (logger) => {

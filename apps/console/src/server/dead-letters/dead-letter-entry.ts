@@ -1,9 +1,9 @@
 /**
- * A dead letter as the console shows it, from the Kafka message and its headers (streams'
- * retry/retry-headers.ts). Pure: the message is decoded elsewhere. The entry keeps the raw key,
- * value and headers apart, for a re-drive; they never go out to a browser.
+ * A dead letter as the console shows it, from a row of projector-pg's `dead_letters` read model,
+ * pure. The entry keeps the raw key, value and headers apart, for a re-drive; they never go out to
+ * a browser.
  */
-import { headerStrings, TRAWL_HEADERS, type LoggedMessage, type MessageOrigin } from '@trawl/streams';
+import type { MessageOrigin } from '@trawl/streams';
 
 export type DeadLetterSource = 'fetch' | 'events';
 
@@ -39,53 +39,52 @@ export interface DeadLetter {
 
 export const DEAD_LETTER_ID = /^(fetch|events)-(\d{1,6})-(\d{1,19})$/;
 
-export function deadLetterId(source: DeadLetterSource, partition: number, offset: string): string {
-  return `${source}-${partition}-${offset}`;
+/** A `dead_letters` row as read (bigint offsets as text, bytes as Buffers). */
+export interface DeadLetterRecord {
+  readonly id: string;
+  readonly source: DeadLetterSource;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly job_id: string | null;
+  readonly event: string | null;
+  readonly url: string | null;
+  readonly reason: string | null;
+  readonly error_class: string | null;
+  readonly error_code: string | null;
+  readonly error_message: string | null;
+  readonly attempts: number | null;
+  readonly failed_at: Date;
+  readonly origin_topic: string;
+  readonly origin_partition: number;
+  readonly origin_offset: string;
+  readonly key: Buffer | null;
+  readonly value?: Buffer | null;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-function intOrNull(v: string | undefined): number | null {
-  if (v === undefined || !/^\d{1,16}$/.test(v)) return null;
-  return Number(v);
-}
-
-/** What the decoder found in the value: nothing for an undecodable message. */
-export interface DecodedValue {
-  readonly name: string;
-  readonly value: Readonly<Record<string, unknown>>;
-}
-
-export function toDeadLetter(source: DeadLetterSource, m: LoggedMessage, decoded: DecodedValue | undefined): DeadLetter {
-  const h = headerStrings(m.headers);
-  const failedAt = intOrNull(h[TRAWL_HEADERS.failedAt]);
-  const originPartition = intOrNull(h[TRAWL_HEADERS.originalPartition]);
-  const originOffset = h[TRAWL_HEADERS.originalOffset];
-  const origin: MessageOrigin =
-    h[TRAWL_HEADERS.originalTopic] && originPartition !== null && originOffset && /^\d+$/.test(originOffset)
-      ? { topic: h[TRAWL_HEADERS.originalTopic]!, partition: originPartition, offset: originOffset }
-      : { topic: m.topic, partition: m.partition, offset: m.offset };
-  const v = decoded?.value;
-  const str = (x: unknown) => (typeof x === 'string' ? x : null);
+export function toDeadLetter(r: DeadLetterRecord): DeadLetter {
   return {
     view: {
-      id: deadLetterId(source, m.partition, m.offset),
-      source,
-      topic: m.topic,
-      partition: m.partition,
-      offset: m.offset,
-      origin,
-      reason: h[TRAWL_HEADERS.deadLetterReason] ?? null,
-      error_class: h[TRAWL_HEADERS.errorClass] ?? null,
-      error_code: h[TRAWL_HEADERS.errorCode] ?? null,
-      error_message: h[TRAWL_HEADERS.errorMessage] ?? null,
-      attempts: intOrNull(h[TRAWL_HEADERS.attempts]),
-      failed_at: failedAt === null ? null : new Date(failedAt).toISOString(),
-      event: decoded?.name ?? null,
-      job_id: str(v?.job_id),
-      url: str(v?.url),
-      key: m.key ? m.key.toString('utf8') : null,
+      id: r.id,
+      source: r.source,
+      topic: r.topic,
+      partition: r.partition,
+      offset: String(r.offset),
+      origin: { topic: r.origin_topic, partition: r.origin_partition, offset: String(r.origin_offset) },
+      reason: r.reason,
+      error_class: r.error_class,
+      error_code: r.error_code,
+      error_message: r.error_message,
+      attempts: r.attempts,
+      failed_at: r.failed_at.toISOString(),
+      event: r.event,
+      job_id: r.job_id,
+      url: r.url,
+      key: r.key ? r.key.toString('utf8') : null,
     },
-    key: m.key,
-    value: m.value,
-    headers: h,
+    key: r.key,
+    value: r.value ?? null,
+    headers: r.headers ?? {},
   };
 }

@@ -1,23 +1,23 @@
 /**
- * The caller's dead letters and their re-drive. A dead letter is the caller's when its decoded
- * value names a job the caller owns; undecodable ones name no job and are shown to nobody (an
- * operator reads them with Kafka tools). A re-drive republishes the original key and value to
- * the origin topic, once per dead letter.
+ * The caller's dead letters and their re-drive, from projector-pg's `dead_letters` read model: a
+ * dead letter is the caller's when the job its value names is theirs (undecodable ones name no job
+ * and are shown to nobody; an operator reads them in SQL). Pages are keyset pages of the caller's
+ * rows, newest first; no topic is read. A re-drive republishes the original key and value (kept
+ * in the row) to the origin topic, once per dead letter.
  */
 import '../host-app.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { DEAD_LETTER_ID, type DeadLetter } from '../dead-letters/dead-letter-entry.ts';
-import type { DeadLetterReader } from '../dead-letters/dead-letter-reader.ts';
+import { decodeCursor, encodeCursor, findDeadLetter, listDeadLetters } from '../dead-letters/dead-letter-store.ts';
 import { deadLetterPosition, redriveRecord } from '../dead-letters/redrive-record.ts';
 import type { RedriveLog } from '../dead-letters/redrive-log.ts';
 import { ConsoleError, unavailable } from '../errors.ts';
-import { ownedJobIds, ownedJobs } from '../ownership.ts';
+import { ownedJobs } from '../ownership.ts';
 import type { ConsoleServices } from '../console-services.ts';
 import { errorResponses } from './error-responses.ts';
 
 export interface DeadLetterRouteOptions {
   readonly services: ConsoleServices;
-  readonly reader: DeadLetterReader;
   readonly redrives: RedriveLog;
 }
 
@@ -49,23 +49,16 @@ interface ListQuery {
   source?: 'fetch' | 'events';
   job_id?: string;
   limit: number;
+  cursor?: string;
 }
 
-const deadLetterRoutes: FastifyPluginAsync<DeadLetterRouteOptions> = async (fastify, { services, reader, redrives }) => {
-  async function readAll(): Promise<DeadLetter[]> {
-    try {
-      return await reader.all();
-    } catch (err) {
-      throw unavailable('Kafka (dead-letter topics)', err);
-    }
-  }
-
+const deadLetterRoutes: FastifyPluginAsync<DeadLetterRouteOptions> = async (fastify, { services, redrives }) => {
   fastify.get<{ Querystring: ListQuery }>(
     '/dead-letters',
     {
       schema: {
         tags: ['console'],
-        summary: "The caller's dead letters, newest first: what failed, why, and whether it was re-driven",
+        summary: "The caller's dead letters, newest first, a page at a time: what failed, why, and whether it was re-driven",
         querystring: {
           type: 'object',
           additionalProperties: false,
@@ -73,31 +66,42 @@ const deadLetterRoutes: FastifyPluginAsync<DeadLetterRouteOptions> = async (fast
             source: { type: 'string', enum: ['fetch', 'events'] },
             job_id: { type: 'string', pattern: '^[0-9a-fA-F-]{36}$' },
             limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
+            cursor: { type: 'string', maxLength: 400, description: 'opaque; `next_cursor` of the previous page' },
           },
         },
         response: {
           200: {
             type: 'object',
-            properties: { dead_letters: { type: 'array', items: deadLetterView }, total: { type: 'integer' } },
+            properties: {
+              dead_letters: { type: 'array', items: deadLetterView },
+              next_cursor: { type: ['string', 'null'], description: 'the next (older) page; null on the last' },
+            },
           },
           ...errorResponses,
         },
       },
     },
     async (request) => {
-      const { source, job_id: jobId, limit } = request.query;
-      const letters = (await readAll()).filter((d) => d.view.job_id && (!source || d.view.source === source) && (!jobId || d.view.job_id === jobId));
-      const owned = await ownedJobs(fastify.db, request.userId, letters.map((d) => d.view.job_id!));
-      const mine = letters.filter((d) => owned.has(d.view.job_id!));
-      const shown = mine.slice(0, limit);
-      const redriven = await redrives.of(request.userId, shown.map(deadLetterPosition));
+      const { source, job_id: jobId, limit, cursor } = request.query;
+      const page = await listDeadLetters(fastify.db, {
+        userId: request.userId,
+        limit,
+        ...(source ? { source } : {}),
+        ...(jobId ? { jobId } : {}),
+        ...(cursor ? { after: decodeCursor(cursor) } : {}),
+      });
+      const letters = page.letters;
+      const [jobs, redriven] = await Promise.all([
+        ownedJobs(fastify.db, request.userId, letters.flatMap((d) => (d.view.job_id ? [d.view.job_id] : []))),
+        redrives.of(request.userId, letters.map(deadLetterPosition)),
+      ]);
       return {
-        dead_letters: shown.map((d) => ({
+        dead_letters: letters.map((d) => ({
           ...d.view,
           redriven_at: redriven.get(deadLetterPosition(d))?.toISOString() ?? null,
-          job_status: owned.get(d.view.job_id!) ?? null,
+          job_status: d.view.job_id ? (jobs.get(d.view.job_id) ?? null) : null,
         })),
-        total: mine.length,
+        next_cursor: page.next ? encodeCursor(page.next) : null,
       };
     },
   );
@@ -120,16 +124,9 @@ const deadLetterRoutes: FastifyPluginAsync<DeadLetterRouteOptions> = async (fast
     },
     async (request, reply) => {
       const { id } = request.params;
-      let letter: DeadLetter | undefined;
-      try {
-        letter = await reader.find(id);
-      } catch (err) {
-        throw unavailable('Kafka (dead-letter topics)', err);
-      }
+      const letter: DeadLetter | undefined = await findDeadLetter(fastify.db, id, request.userId);
       const jobId = letter?.view.job_id;
-      if (!letter || !jobId || !(await ownedJobIds(fastify.db, request.userId, [jobId])).has(jobId)) {
-        throw new ConsoleError('DEAD_LETTER_NOT_FOUND', `dead letter ${id} not found`);
-      }
+      if (!letter || !jobId) throw new ConsoleError('DEAD_LETTER_NOT_FOUND', `dead letter ${id} not found`);
       const record = redriveRecord(letter, services.redriveTopics);
       if (!record) throw new ConsoleError('NOT_REDRIVABLE', `dead letter ${id} names origin topic "${letter.view.origin.topic}", which is not one of Trawl's`);
       const position = deadLetterPosition(letter);

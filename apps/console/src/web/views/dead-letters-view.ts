@@ -10,6 +10,9 @@ import { navigate, replaceQuery, type Cleanup } from '../router.ts';
 import type { DeadLetter } from '../types.ts';
 import { actionButton, empty, errorText, notice, pageHeader } from '../ui.ts';
 
+/** Dead letters per page: the newest first, older ones on demand (keyset pages of the read model). */
+const PAGE = 100;
+
 export function deadLettersView(outlet: HTMLElement, _params: unknown, query: URLSearchParams): Cleanup {
   let source = query.get('source') ?? '';
   const jobId = query.get('job') ?? '';
@@ -41,47 +44,74 @@ export function deadLettersView(outlet: HTMLElement, _params: unknown, query: UR
     );
   }
 
+  const more = h('div', { class: 'toolbar', id: 'dead-letters-more' });
+  /** The rows shown so far (the newest page and the older ones asked for), and where the next page starts. */
+  let shown: DeadLetter[] = [];
+  let nextCursor: string | null = null;
+
+  function row(d: DeadLetter): Node {
+    return h(
+      'tr',
+      { 'data-dead-letter': d.id },
+      h('td', { title: f.time(d.failed_at) }, f.ago(d.failed_at)),
+      h('td', {}, h('div', { class: 'small muted' }, d.event ?? '?'), h('div', { class: 'url', title: d.url ?? '' }, d.url ?? d.key ?? '–')),
+      h(
+        'td',
+        { class: 'why' },
+        h('div', {}, h('strong', {}, d.error_code ?? d.error_class ?? 'error'), d.reason ? h('span', { class: 'badge badge-failed small' }, d.reason) : null),
+        h('div', { class: 'small' }, d.error_message ?? ''),
+      ),
+      h('td', { class: 'num' }, String(d.attempts ?? '–')),
+      h('td', {}, d.job_id ? h('a', { href: `#/jobs/${d.job_id}`, class: 'mono' }, f.shortId(d.job_id)) : '–'),
+      h('td', { class: 'small mono' }, `${d.origin.topic} [${d.origin.partition}] @${d.origin.offset}`),
+      h('td', {}, redriveCell(d)),
+    );
+  }
+
+  function render(): void {
+    summary.textContent = shown.length === 0 ? '' : `${f.count(shown.length)} dead letter${shown.length === 1 ? '' : 's'} shown, newest first${nextCursor ? '; older ones below' : ''}.`;
+    replace(more, nextCursor ? h('button', { type: 'button', class: 'button ghost', id: 'dlq-older', onclick: () => void older() }, 'Show older') : null);
+    if (shown.length === 0) {
+      replace(list, empty('No dead letters: nothing of yours has failed for good.'));
+      return;
+    }
+    replace(
+      list,
+      h(
+        'table',
+        { class: 'table dead-letters' },
+        h('thead', {}, h('tr', {}, ...['Failed', 'What', 'Why', 'Attempts', 'Job', 'Origin', ''].map((x) => h('th', { scope: 'col' }, x)))),
+        h('tbody', {}, ...shown.map(row)),
+      ),
+    );
+  }
+
+  async function page(cursor: string | null): Promise<{ dead_letters: DeadLetter[]; next_cursor: string | null }> {
+    return api('GET', `/dead-letters${qs({ source, job_id: jobId, limit: PAGE, ...(cursor ? { cursor } : {}) })}`);
+  }
+
+  /** The newest page again (a refresh, a filter, a re-drive): older pages asked for are dropped. */
   async function load(): Promise<void> {
     replaceQuery({ source, job: jobId });
     try {
-      const r = await api<{ dead_letters: DeadLetter[]; total: number }>('GET', `/dead-letters${qs({ source, job_id: jobId, limit: 200 })}`);
-      summary.textContent = r.total === 0 ? '' : `${f.count(r.total)} dead letter${r.total === 1 ? '' : 's'}${r.total > r.dead_letters.length ? `, newest ${r.dead_letters.length} shown` : ''}.`;
-      if (r.dead_letters.length === 0) {
-        replace(list, empty('No dead letters: nothing of yours has failed for good.'));
-        return;
-      }
-      replace(
-        list,
-        h(
-          'table',
-          { class: 'table dead-letters' },
-          h('thead', {}, h('tr', {}, ...['Failed', 'What', 'Why', 'Attempts', 'Job', 'Origin', ''].map((x) => h('th', { scope: 'col' }, x)))),
-          h(
-            'tbody',
-            {},
-            ...r.dead_letters.map((d) =>
-              h(
-                'tr',
-                { 'data-dead-letter': d.id },
-                h('td', { title: f.time(d.failed_at) }, f.ago(d.failed_at)),
-                h('td', {}, h('div', { class: 'small muted' }, d.event ?? '?'), h('div', { class: 'url', title: d.url ?? '' }, d.url ?? d.key ?? '–')),
-                h(
-                  'td',
-                  { class: 'why' },
-                  h('div', {}, h('strong', {}, d.error_code ?? d.error_class ?? 'error'), d.reason ? h('span', { class: 'badge badge-failed small' }, d.reason) : null),
-                  h('div', { class: 'small' }, d.error_message ?? ''),
-                ),
-                h('td', { class: 'num' }, String(d.attempts ?? '–')),
-                h('td', {}, d.job_id ? h('a', { href: `#/jobs/${d.job_id}`, class: 'mono' }, f.shortId(d.job_id)) : '–'),
-                h('td', { class: 'small mono' }, `${d.origin.topic} [${d.origin.partition}] @${d.origin.offset}`),
-                h('td', {}, redriveCell(d)),
-              ),
-            ),
-          ),
-        ),
-      );
+      const r = await page(null);
+      shown = r.dead_letters;
+      nextCursor = r.next_cursor;
+      render();
     } catch (err) {
       replace(list, notice('error', errorText(err)));
+    }
+  }
+
+  async function older(): Promise<void> {
+    if (!nextCursor) return;
+    try {
+      const r = await page(nextCursor);
+      shown = [...shown, ...r.dead_letters];
+      nextCursor = r.next_cursor;
+      render();
+    } catch (err) {
+      replace(more, notice('error', errorText(err)));
     }
   }
 
@@ -89,12 +119,16 @@ export function deadLettersView(outlet: HTMLElement, _params: unknown, query: UR
     source = sourceSelect.value;
     void load();
   });
-  const timer = window.setInterval(() => void load(), 15_000);
+  // Refreshed while only the newest page is shown; a reader of older pages keeps them.
+  const timer = window.setInterval(() => {
+    if (shown.length <= PAGE) void load();
+  }, 15_000);
   outlet.append(
     pageHeader('Dead letters', h('button', { type: 'button', class: 'button ghost', id: 'dlq-reload', onclick: () => void load() }, 'Refresh')),
     h('div', { class: 'toolbar' }, sourceSelect, jobId ? h('span', { class: 'chip on' }, `job ${f.shortId(jobId)} `, h('button', { type: 'button', class: 'link', onclick: () => navigate('/dead-letters') }, '×')) : null),
     summary,
     list,
+    more,
     h(
       'p',
       { class: 'hint small' },
