@@ -80,7 +80,7 @@ export async function demo(): Promise<number> {
     `  live feed      ${base.replace(/^http/, 'ws')}/events?access_token=<key>   (WebSocket)`,
     `  this job       npx trawl logs ${status?.job_id ?? '<id>'}   ·   ${base}/jobs/${status?.job_id ?? '<id>'}/items?format=csv`,
     `  jobs           npx trawl jobs`,
-    `  metrics        ${base}/metrics   (Prometheus)`,
+    `  metrics        ${base}/metrics   (Prometheus; send the key as a Bearer token)`,
     `  dashboards     ${base}/#/metrics   ·   SQL in infra/clickhouse/dashboards/ against ${ep.clickhouseUrl} (database ${ep.clickhouseDatabase})`,
     `  logs           .trawl/logs/   ·   stop everything: npx trawl down`,
   ];
