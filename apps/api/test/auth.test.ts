@@ -312,7 +312,7 @@ describe("another user's ids, on every route that takes one", () => {
       checked++;
     }
     const letters = await api.app.inject({ method: 'GET', url: `/dead-letters?job_id=${job}`, headers: bob.auth });
-    expect(letters.json()).toMatchObject({ dead_letters: [], total: 0 });
+    expect(letters.json()).toEqual({ dead_letters: [], next_cursor: null });
     expect(await aliceState()).toEqual(before);
     console.info(`isolation walk: ${checked} requests with another user's ids, all refused`);
 

@@ -1,6 +1,7 @@
 /**
  * One API per test file against the real stack: a throw-away database with the API's tables, the
- * configuration model and the read models (created by projector-pg's own setup), a real producer
+ * configuration model and the read models, dead letters included (created by projector-pg's own
+ * setup), a real producer
  * on the local Kafka, and optionally the real live subscription.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,7 +11,7 @@ import { EventProducer, provisionTopics, subscribeLive, type Logger } from '@tra
 import { testKafka, testLogger } from '@trawl/streams/testing';
 import { CONFIG_MIGRATIONS, migrate, type Pool } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
-import { setupReadModels } from '@trawl/projector-pg';
+import { setupDeadLetters, setupReadModels } from '@trawl/projector-pg';
 import { buildApp } from '../src/app.ts';
 import type { ApiConfig } from '../src/config.ts';
 import { API_MIGRATION_OWNER, API_MIGRATIONS } from '../src/data/migrations.ts';
@@ -45,6 +46,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   await migrate(db.pool, 'config', CONFIG_MIGRATIONS);
   await migrate(db.pool, API_MIGRATION_OWNER, API_MIGRATIONS);
   await setupReadModels(db.pool);
+  await setupDeadLetters(db.pool);
   const kafka = testKafka('api-test', logger);
   await provisionTopics(kafka);
   const producer = new EventProducer({ kafka, logger });
