@@ -26,42 +26,52 @@ export async function lockUserQuotas(tx: PoolClient, userIds: readonly string[])
   );
 }
 
-/** Settles the users' ledger rows whose jobs are over, then sums what each user uses. */
+/** The users' ledger rows that count: those that may still run, and those of the last 24 hours. */
+const LEDGER = `SELECT job_id, user_id, created_at, max_pages, settled_pages FROM job_quota_ledger
+  WHERE user_id = ANY($1::text[]) AND (settled_pages IS NULL OR created_at > $2::timestamptz - interval '1 day')`;
+
+/**
+ * One statement: the rows that count, the read model's word on those still open (their jobs
+ * over, with their real page counts), the settling of those rows, and the sums. The sums are taken
+ * from the rows as read plus what the read model said (a statement does not see its own updates).
+ */
+const USAGE_SETTLING = `
+  WITH ledger AS (${LEDGER}),
+  ended AS (
+    SELECT j.job_id, coalesce(j.pages_fetched, 0) + coalesce(j.pages_failed, 0) AS pages
+    FROM jobs AS j JOIN ledger AS l ON l.job_id = j.job_id
+    WHERE l.settled_pages IS NULL AND j.status = ANY($3::text[])
+  ),
+  settle AS (
+    UPDATE job_quota_ledger AS q SET settled_pages = e.pages FROM ended AS e WHERE q.job_id = e.job_id AND q.settled_pages IS NULL
+  )
+  SELECT l.user_id,
+    count(*) FILTER (WHERE l.settled_pages IS NULL AND e.job_id IS NULL)::int AS active_jobs,
+    coalesce(sum(least(coalesce(l.settled_pages, e.pages, l.max_pages), l.max_pages))
+      FILTER (WHERE l.created_at > $2::timestamptz - interval '1 day'), 0)::bigint AS pages_today
+  FROM ledger AS l LEFT JOIN ended AS e ON e.job_id = l.job_id
+  GROUP BY l.user_id`;
+
+/** Without projector-pg's read model (a bare dispatcher database) nothing can be seen to end. */
+const USAGE_UNSETTLED = `
+  WITH ledger AS (${LEDGER})
+  SELECT user_id,
+    count(*) FILTER (WHERE settled_pages IS NULL)::int AS active_jobs,
+    coalesce(sum(least(coalesce(settled_pages, max_pages), max_pages))
+      FILTER (WHERE created_at > $2::timestamptz - interval '1 day'), 0)::bigint AS pages_today
+  FROM ledger GROUP BY user_id`;
+
+/** Settles the users' ledger rows whose jobs are over, and sums what each user uses. */
 export async function readUsage(tx: PoolClient, userIds: readonly string[], now: Date = new Date()): Promise<Map<string, QuotaUsage>> {
   const users = [...new Set(userIds)];
   const out = new Map<string, QuotaUsage>(users.map((u) => [u, { active_jobs: 0, pages_today: 0 }]));
   if (users.length === 0) return out;
-  await settle(tx, users);
-  const { rows } = await tx.query<{ user_id: string; active_jobs: number; pages_today: number }>(
-    `SELECT user_id,
-       count(*) FILTER (WHERE settled_pages IS NULL)::int AS active_jobs,
-       coalesce(sum(CASE WHEN settled_pages IS NULL THEN max_pages ELSE least(settled_pages, max_pages) END)
-         FILTER (WHERE created_at > $2::timestamptz - interval '1 day'), 0)::bigint AS pages_today
-     FROM job_quota_ledger
-     WHERE user_id = ANY($1::text[]) AND (settled_pages IS NULL OR created_at > $2::timestamptz - interval '1 day')
-     GROUP BY user_id`,
-    [users, now],
-  );
+  const { rows: present } = await tx.query<{ present: boolean }>("SELECT to_regclass('jobs') IS NOT NULL AS present");
+  const { rows } = present[0]!.present
+    ? await tx.query<{ user_id: string; active_jobs: number; pages_today: number }>(USAGE_SETTLING, [users, now, TERMINAL])
+    : await tx.query<{ user_id: string; active_jobs: number; pages_today: number }>(USAGE_UNSETTLED, [users, now]);
   for (const r of rows) out.set(r.user_id, { active_jobs: r.active_jobs, pages_today: Number(r.pages_today) });
   return out;
-}
-
-/** Writes the real page count of ledger rows whose jobs the read model shows over. */
-async function settle(tx: PoolClient, users: readonly string[]): Promise<void> {
-  const open = await tx.query<{ job_id: string }>(
-    'SELECT job_id FROM job_quota_ledger WHERE user_id = ANY($1::text[]) AND settled_pages IS NULL',
-    [users],
-  );
-  if (open.rows.length === 0) return;
-  // Without projector-pg's read model (a bare dispatcher database) nothing can be seen to end.
-  const { rows: present } = await tx.query<{ present: boolean }>("SELECT to_regclass('jobs') IS NOT NULL AS present");
-  if (!present[0]!.present) return;
-  await tx.query(
-    `UPDATE job_quota_ledger AS l SET settled_pages = coalesce(j.pages_fetched, 0) + coalesce(j.pages_failed, 0)
-     FROM jobs AS j
-     WHERE j.job_id = ANY($1::text[]) AND j.status = ANY($2::text[]) AND l.job_id = j.job_id AND l.settled_pages IS NULL`,
-    [open.rows.map((r) => r.job_id), TERMINAL],
-  );
 }
 
 export interface LedgerEntry {
