@@ -5,6 +5,7 @@ import { CrawlError, errorCode, isRetriable, isRetriableStatus } from './errors.
 /** Every concrete error class, constructed with plausible arguments. */
 const catalogue: CrawlError[] = [
   new errors.InvalidSpecError('x'),
+  new errors.InvalidConfigError('x'),
   new errors.InvalidUrlError('x'),
   new errors.UnsafeAddressError('x', 'h', '10.0.0.1'),
   new errors.DnsNotFoundError('x'),

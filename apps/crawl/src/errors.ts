@@ -18,6 +18,12 @@ export class InvalidSpecError extends CrawlError {
   readonly retriable = false;
 }
 
+/** A setting from the environment cannot be used (e.g. a TRAWL_FETCH_ALLOW entry that is neither an address, a block nor a host name). Thrown at start, naming the setting and the value. */
+export class InvalidConfigError extends CrawlError {
+  readonly code = 'TRAWL_INVALID_CONFIG';
+  readonly retriable = false;
+}
+
 /** The URL cannot be parsed, or its scheme is not http(s). */
 export class InvalidUrlError extends CrawlError {
   readonly code = 'TRAWL_INVALID_URL';

@@ -14,8 +14,10 @@ export { detectTrap, DEFAULT_TRAP_GUARDS, type TrapGuardOptions, type TrapVerdic
 export { isNonFetchableHref } from './rules/href-filter.ts';
 
 // safety
-export { AddressPolicy, parseAllowList, type AllowList } from './safety/address-policy.ts';
-export { SafeResolver, type SafeResolverOptions, type Resolve } from './safety/safe-resolver.ts';
+export { AddressPolicy } from './safety/address-policy.ts';
+export { parseAllowList, parseAllowEntry, type AllowList, type AllowEntry, type PortRange } from './safety/allow-list.ts';
+export { embeddedV4s, type EmbeddedV4, type TransitionForm } from './safety/embedded-v4.ts';
+export { SafeResolver, urlPort, type SafeResolverOptions, type Resolve, type LookupFunction } from './safety/safe-resolver.ts';
 export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
 
 // fetching

@@ -10,7 +10,8 @@ import {
   TooManyRedirectsError,
   UnsafeAddressError,
 } from '../errors.ts';
-import { AddressPolicy, parseAllowList } from '../safety/address-policy.ts';
+import { AddressPolicy } from '../safety/address-policy.ts';
+import { parseAllowList } from '../safety/allow-list.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
 import { startLocalServer, type LocalServer } from '../testing/local-server.ts';
 import { HttpFetcher } from './http-fetcher.ts';
@@ -173,6 +174,34 @@ describe('HttpFetcher against a local server', () => {
     await expect(strict.fetch(`http://localhost:${server.port}/page`)).rejects.toBeInstanceOf(UnsafeAddressError);
     expect(server.hits.filter((h) => h === '/page').length).toBeGreaterThan(0);
     await strict.close();
+  });
+
+  it('opens an allowed address on its listed port only: literals, names and redirect hops', async () => {
+    const other = await startLocalServer({
+      '/secret': (_q, r) => r.writeHead(200, { 'content-type': 'text/plain' }).end('secret'),
+      '/back': (_q, r) => r.writeHead(302, { location: `${server.origin}/page` }).end(),
+    });
+    const bounce = await startLocalServer({ '/': (_q, r) => r.writeHead(302, { location: `${other.origin}/secret` }).end() });
+    const policy = new AddressPolicy(parseAllowList(`127.0.0.1:${server.port},127.0.0.1:${bounce.port},named.test:${other.port}`));
+    const resolver = new SafeResolver(policy, { resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const f = new HttpFetcher({ resolver });
+    try {
+      expect((await f.fetch(u('/page'))).status).toBe(200);
+      await expect(f.fetch(`${other.origin}/secret`)).rejects.toMatchObject({ code: 'TRAWL_UNSAFE_ADDRESS' });
+      await expect(f.fetch(`http://[::ffff:127.0.0.1]:${other.port}/secret`)).rejects.toMatchObject({ code: 'TRAWL_UNSAFE_ADDRESS' });
+      // a name resolving to 127.0.0.1 is checked for the port it connects to
+      await expect(f.fetch(`http://pinned.test:${other.port}/secret`)).rejects.toMatchObject({ code: 'TRAWL_UNSAFE_ADDRESS', address: '127.0.0.1' });
+      // a redirect from an allowed port to another port of the same address
+      await expect(f.fetch(`${bounce.origin}/`)).rejects.toMatchObject({ code: 'TRAWL_UNSAFE_ADDRESS' });
+      expect(other.hits).toEqual([]);
+      // a host name listed with that port reaches it, and its redirect back to an allowed port too
+      expect((await f.fetch(`http://named.test:${other.port}/secret`)).status).toBe(200);
+      expect((await f.fetch(`http://named.test:${other.port}/back`)).finalUrl).toBe(u('/page'));
+    } finally {
+      await f.close();
+      await other.close();
+      await bounce.close();
+    }
   });
 
   it('connects to the address that was checked (pinned DNS), keeping the Host header', async () => {

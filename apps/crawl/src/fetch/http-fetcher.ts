@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { BodyTooLargeError, FetcherClosedError, InvalidUrlError, RedirectLoopError, TooManyRedirectsError } from '../errors.ts';
 import { AddressPolicy } from '../safety/address-policy.ts';
+import { pinnedConnector } from '../safety/pinned-connector.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
 import { decodeBody } from './charset.ts';
 import { isHtmlType, looksLikeHtml, parseContentType } from './content-type.ts';
@@ -55,8 +55,8 @@ const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 /**
  * The HTTP side of a worker: undici with a keep-alive pool per origin, every socket connected to an
- * address the safety policy checked (see SafeResolver), manual redirects so that each hop is checked
- * and counted, and bounded reads everywhere (body, decompressed body, time).
+ * address the safety policy checked for its host and port (pinnedConnector), manual redirects so
+ * that each hop is checked and counted, and bounded reads everywhere (body, decompressed body, time).
  *
  * Any completed HTTP exchange is returned, whatever its status: a 404 or a 503 is a fact about the
  * page, and robots.txt needs to see it. `statusError(result)` turns the error statuses into coded
@@ -88,7 +88,7 @@ export class HttpFetcher {
       keepAliveMaxTimeout: 120_000,
       headersTimeout: options.headersTimeoutMs ?? 15_000,
       bodyTimeout: options.bodyTimeoutMs ?? 15_000,
-      connect: { timeout: options.connectTimeoutMs ?? 10_000, lookup: this.resolver.lookup },
+      connect: pinnedConnector(this.resolver, { timeout: options.connectTimeoutMs ?? 10_000 }),
     });
   }
 
@@ -104,7 +104,6 @@ export class HttpFetcher {
     try {
       for (;;) {
         visited.add(current.href);
-        await this.checkLiteralHost(current);
         const res = await this.agent.request({
           origin: current.origin,
           path: current.pathname + current.search,
@@ -195,12 +194,6 @@ export class HttpFetcher {
       'accept-language': 'en;q=0.9,*;q=0.5',
       ...extra,
     };
-  }
-
-  /** Names are checked at connect time (pinned lookup); literals never reach a lookup, so they are checked here. */
-  private async checkLiteralHost(u: URL): Promise<void> {
-    const h = u.hostname;
-    if (h.startsWith('[') || isIP(h)) this.resolver.checkLiteral(h);
   }
 }
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetworkError, RobotsDisallowedError, RobotsUnavailableError, UnsafeAddressError } from '../errors.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
-import { AddressPolicy, parseAllowList } from '../safety/address-policy.ts';
+import { AddressPolicy } from '../safety/address-policy.ts';
+import { parseAllowList } from '../safety/allow-list.ts';
 import { startLocalServer, type LocalServer } from '../testing/local-server.ts';
 import { RobotsCache, type RobotsFetcher } from './robots.ts';
 

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type LocalServer } from '../testing/local-server.ts';
-import { AddressPolicy, parseAllowList } from './address-policy.ts';
+import { AddressPolicy } from './address-policy.ts';
+import { parseAllowList } from './allow-list.ts';
 import { startEgressProxy, type EgressProxy } from './egress-proxy.ts';
 import { SafeResolver } from './safe-resolver.ts';
 
@@ -11,7 +12,7 @@ let proxy: EgressProxy;
 
 beforeAll(async () => {
   server = await startLocalServer({ '/hello': (q, r) => r.writeHead(200, { 'content-type': 'text/plain' }).end(`hello ${q.headers.host}`) });
-  const resolver = new SafeResolver(new AddressPolicy(parseAllowList('127.0.0.1/32')), {
+  const resolver = new SafeResolver(new AddressPolicy(parseAllowList(`127.0.0.1:${server.port}`)), {
     resolve: async (h) => (h === 'good.test' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '10.0.0.8', family: 4 }]),
   });
   proxy = await startEgressProxy(resolver);
@@ -61,5 +62,20 @@ describe('egress proxy', () => {
     expect(await tunnel(`good.test:${server.port}`)).toBe('HTTP/1.1 200 Connection Established');
     expect(await tunnel('evil.test:443')).toMatch(/^HTTP\/1.1 403/);
     expect(await tunnel('[fd00:ec2::254]:80')).toMatch(/^HTTP\/1.1 403/);
+    expect(await tunnel('good.test:99999')).toMatch(/^HTTP\/1.1 400/);
+  });
+
+  it('opens an allowed address on its listed port only, for plain HTTP and tunnels alike', async () => {
+    const other = await startLocalServer({ '/hello': (_q, r) => r.writeHead(200).end('other') });
+    try {
+      expect((await viaProxy(`http://127.0.0.1:${other.port}/hello`)).status).toBe(403);
+      expect((await viaProxy(`http://good.test:${other.port}/hello`)).status).toBe(403);
+      expect(await tunnel(`127.0.0.1:${other.port}`)).toMatch(/^HTTP\/1.1 403/);
+      expect(await tunnel(`good.test:${other.port}`)).toMatch(/^HTTP\/1.1 403/);
+      expect(other.hits).toEqual([]);
+      expect((await viaProxy(`http://127.0.0.1:${server.port}/hello`)).status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -16,10 +16,11 @@ const HOP_BY_HOP = ['proxy-connection', 'proxy-authorization', 'connection', 'ke
 
 /**
  * A local forward proxy that every byte the browser sends goes through, connecting only with the
- * safe resolver's pinned lookup. Chromium resolves names itself, so checking a URL before it loads is
- * not enough (the name can be rebound between our check and its connect; a page can also open
- * WebSockets, which request interception does not see). Behind this proxy the browser never resolves
- * anything: the proxy does, checks, and connects to the checked address.
+ * safe resolver's pinned lookup for the target's host and port. Chromium resolves names itself, so
+ * checking a URL before it loads is not enough (the name can be rebound between our check and its
+ * connect; a page can also open WebSockets, which request interception does not see). Behind this
+ * proxy the browser never resolves anything: the proxy does, checks, and connects to the checked
+ * address.
  */
 export async function startEgressProxy(resolver: SafeResolver): Promise<EgressProxy> {
   const sockets = new Set<Socket | Duplex>();
@@ -29,9 +30,9 @@ export async function startEgressProxy(resolver: SafeResolver): Promise<EgressPr
     s.on('close', () => sockets.delete(s));
   };
 
-  const checkTarget = async (host: string): Promise<void> => {
+  const checkTarget = async (host: string, port: number): Promise<void> => {
     const h = host.startsWith('[') ? host.slice(1, -1) : host;
-    if (isIP(h)) resolver.checkLiteral(h);
+    if (isIP(h)) resolver.checkLiteral(h, port);
     // names are checked by the pinned lookup at connect time
   };
 
@@ -44,12 +45,13 @@ export async function startEgressProxy(resolver: SafeResolver): Promise<EgressPr
       res.writeHead(400).end();
       return;
     }
-    checkTarget(target.hostname).then(
+    const port = Number(target.port) || 80;
+    checkTarget(target.hostname, port).then(
       () => {
         const headers = { ...req.headers };
         for (const h of HOP_BY_HOP) delete headers[h];
         const upstream = httpRequest(
-          { host: target.hostname.replace(/^\[|\]$/g, ''), port: target.port || 80, path: target.pathname + target.search, method: req.method, headers, lookup: resolver.lookup as never },
+          { host: target.hostname.replace(/^\[|\]$/g, ''), port, path: target.pathname + target.search, method: req.method, headers, lookup: resolver.lookupFor(port) as never },
           (up) => {
             res.writeHead(up.statusCode ?? 502, up.headers);
             up.pipe(res);
@@ -72,12 +74,17 @@ export async function startEgressProxy(resolver: SafeResolver): Promise<EgressPr
   server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     track(client);
     const [host, portText] = splitHostPort(req.url ?? '');
+    const port = portText === '' ? 443 : Number(portText);
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
+      client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+      return;
+    }
     const refuse = (err: unknown) => {
       if (isRefusal(err)) refused++;
       client.end(`HTTP/1.1 ${isRefusal(err) ? 403 : 502} Refused\r\n\r\n`);
     };
-    checkTarget(host).then(() => {
-      const upstream = connect({ host: host.replace(/^\[|\]$/g, ''), port: Number(portText) || 443, lookup: resolver.lookup as never });
+    checkTarget(host, port).then(() => {
+      const upstream = connect({ host: host.replace(/^\[|\]$/g, ''), port, lookup: resolver.lookupFor(port) as never });
       track(upstream);
       let established = false;
       upstream.once('connect', () => {

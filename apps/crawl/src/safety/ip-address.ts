@@ -2,8 +2,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /**
  * IP addresses as bytes (4 for IPv4, 16 for IPv6), so that CIDR checks are plain prefix compares and
- * IPv4 embedded in IPv6 (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`, compatible `::a.b.c.d`) can be
- * unwrapped and judged as the IPv4 address it reaches.
+ * the IPv4 addresses an IPv6 address leads to (see embedded-v4.ts) can be cut out of it.
  */
 export type IpBytes = Uint8Array;
 
@@ -49,19 +48,6 @@ export function formatIp(bytes: IpBytes): string {
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
   return groups.join(':');
-}
-
-/** The IPv4 address an IPv6 address reaches when it embeds one (mapped, compatible, NAT64), else null. */
-export function embeddedV4(bytes: IpBytes): IpBytes | null {
-  if (bytes.length !== 16) return null;
-  const zeroTo = (n: number) => bytes.subarray(0, n).every((b) => b === 0);
-  // ::ffff:a.b.c.d (mapped)
-  if (zeroTo(10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.slice(12);
-  // ::a.b.c.d (deprecated compatible), but not :: and ::1 themselves
-  if (zeroTo(12) && !(bytes[12] === 0 && bytes[13] === 0 && bytes[14] === 0 && bytes[15]! <= 1)) return bytes.slice(12);
-  // 64:ff9b::/96 (NAT64 well-known prefix)
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && bytes.subarray(4, 12).every((b) => b === 0)) return bytes.slice(12);
-  return null;
 }
 
 /** A CIDR block: network bytes and prefix length. */
