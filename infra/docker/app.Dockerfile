@@ -28,6 +28,15 @@ COPY . .
 # Compiled, not under tsx: tsx's loader would stay in every service (~35 MB of RSS each).
 RUN node apps/cli/bin/trawl.js build
 
+# Every app runs as an unprivileged user: the code and its dependencies stay root's (read-only to
+# the apps), only the state directory is theirs. The worker then starts Chromium as this same user
+# (only root can switch users), sandboxed where the container may create user namespaces: Docker's
+# default seccomp profile forbids that, and the worker logs `browserSandbox` off with the reason.
+RUN groupadd --system --gid 10001 trawl \
+ && useradd --system --uid 10001 --gid trawl --home-dir /app/.trawl --shell /usr/sbin/nologin trawl \
+ && mkdir -p /app/.trawl && chown trawl:trawl /app/.trawl
+USER trawl
+
 # tini reaps Chromium's children and forwards SIGTERM, so apps shut down cleanly (commit, close).
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", ".trawl/build/api/main.mjs"]

@@ -24,6 +24,7 @@ export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
 export type { FetchResult } from './fetch/fetch-result.ts';
 export { HttpFetcher, DEFAULT_USER_AGENT, type HttpFetcherOptions, type FetchOptions } from './fetch/http-fetcher.ts';
 export { BrowserFetcher, CHROMIUM_ARGS, type BrowserFetcherOptions, type BrowserFetchOptions } from './fetch/browser-fetcher.ts';
+export { containBrowser, DEFAULT_BROWSER_USER, type BrowserContainment, type BrowserSandboxStatus, type OsUser } from './fetch/browser-containment.ts';
 export { statusError } from './fetch/status-error.ts';
 export { parseRetryAfter } from './fetch/retry-after.ts';
 

@@ -15,7 +15,7 @@ import {
   runService,
   TOPICS,
 } from '@trawl/streams';
-import { AddressPolicy, HostLimiter, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver } from '@trawl/crawl';
+import { AddressPolicy, containBrowser, HostLimiter, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver } from '@trawl/crawl';
 import { EndedJobs } from './ended-jobs.ts';
 import { ParsePool } from './parse/parse-pool.ts';
 import { FetchHandler } from './fetch-handler.ts';
@@ -23,6 +23,8 @@ import { FetchHandler } from './fetch-handler.ts';
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 
 await runService('worker', async (logger) => {
+  // Configuration first: a bad TRAWL_FETCH_ALLOW entry stops the worker before it connects anywhere.
+  const policy = AddressPolicy.fromEnv();
   const kafka = createKafka({ clientId: 'trawl-worker', logger });
   await provisionTopics(kafka);
   const codec = new EventCodec();
@@ -31,7 +33,6 @@ await runService('worker', async (logger) => {
   // Schemas resolved while the registry answers: a registry outage later holds up no first event.
   producer.prepare(['PageFetched', 'PageFailed', 'ItemExtracted']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
 
-  const policy = AddressPolicy.fromEnv();
   const resolver = new SafeResolver(policy);
   const timeoutMs = int('TRAWL_FETCH_TIMEOUT_MS', 30_000);
   const http = new HttpFetcher({
@@ -42,8 +43,14 @@ await runService('worker', async (logger) => {
     bodyTimeoutMs: Math.min(timeoutMs, 15_000),
     maxBodyBytes: int('TRAWL_FETCH_MAX_BYTES', 10 * 1024 * 1024),
   });
+  // Decided at start, so an operator reads at once whether pages will render sandboxed (the
+  // `browserSandbox` field is what a health endpoint reports too).
+  const containment = await containBrowser();
+  const browserSandbox = containment.status;
+  if (browserSandbox.state === 'on') logger.info({ browserSandbox }, `Chromium runs as ${browserSandbox.user}, sandboxed`);
+  else logger.warn({ browserSandbox }, browserSandbox.reason ?? `Chromium sandbox ${browserSandbox.state}`);
   // Chromium starts on the first page that needs it: most crawls never do.
-  const browser = lazyBrowserFetcher({ policy, resolver, concurrency: int('TRAWL_BROWSER_CONCURRENCY', 2) });
+  const browser = lazyBrowserFetcher({ policy, resolver, containment, concurrency: int('TRAWL_BROWSER_CONCURRENCY', 2) });
   const endedJobs = new EndedJobs();
   await endedJobs.start({ kafka, logger });
 

@@ -1,9 +1,11 @@
 import puppeteer, { TimeoutError, type HTTPRequest, type LaunchOptions, type Page, type PuppeteerLifeCycleEvent } from 'puppeteer-core';
+import { existsSync } from 'node:fs';
 import { Cluster } from 'puppeteer-cluster';
 import { BodyTooLargeError, BrowserError, CrawlError, DnsNotFoundError, FetchAbortedError, FetcherClosedError, FetchTimeoutError, NetworkError, UnsafeAddressError } from '../errors.ts';
 import { AddressPolicy } from '../safety/address-policy.ts';
 import { startEgressProxy, type EgressProxy } from '../safety/egress-proxy.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
+import { asUserPrefix, browserEnv, containBrowser, createProfileDir, removeProfileDir, type BrowserContainment, type BrowserSandboxStatus } from './browser-containment.ts';
 import { isHtmlType, parseContentType } from './content-type.ts';
 import type { FetchResult } from './fetch-result.ts';
 import { DEFAULT_USER_AGENT } from './http-fetcher.ts';
@@ -11,14 +13,24 @@ import { parseRetryAfter } from './retry-after.ts';
 import { recyclingPages } from './recycling-pages.ts';
 import { renderedHtml } from './rendered-html.ts';
 
+/**
+ * Chromium's flags besides puppeteer's defaults. The last group closes what a page script could use
+ * to reach around the egress proxy: WebRTC sends STUN/TURN over UDP straight to any address unless
+ * told to use only what can be proxied (seen reaching 127.0.0.1 without these flags); QUIC is UDP
+ * too; and with every name mapped to "not found" Chromium cannot resolve or connect by itself at
+ * all (the proxy, an IP literal, is exempt), so no feature that skips the proxy finds a host.
+ */
 export const CHROMIUM_ARGS = [
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--disable-quic',
+  '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
 ];
 
 export interface BrowserFetcherOptions {
@@ -33,6 +45,8 @@ export interface BrowserFetcherOptions {
   readonly waitUntil?: PuppeteerLifeCycleEvent;
   readonly policy?: AddressPolicy;
   readonly resolver?: SafeResolver;
+  /** Which user Chromium runs as and whether its sandbox is on; `containBrowser()` by default. */
+  readonly containment?: BrowserContainment;
   readonly userAgent?: string;
   readonly maxBodyBytes?: number;
   readonly oversize?: 'refuse' | 'truncate';
@@ -64,9 +78,12 @@ const ASSETS = new Set(['image', 'media', 'font']);
  * renderMode 'browser'.
  *
  * Safety, in three layers: the URL is checked before navigation (clean error); request interception
- * refuses any request — navigation, redirect hop, sub-resource — whose host is forbidden; and all of
- * the browser's traffic goes through a local egress proxy that resolves and connects with the pinned
- * lookup, so neither DNS rebinding nor WebSockets get around the checks.
+ * refuses any request — navigation, redirect hop, sub-resource — whose host and port are forbidden;
+ * and all of the browser's traffic goes through a local egress proxy that resolves and connects with
+ * the pinned lookup, so neither DNS rebinding nor WebSockets get around the checks. What could skip
+ * the proxy is off (CHROMIUM_ARGS: UDP for WebRTC, QUIC, Chromium's own name resolution), and so
+ * are downloads. Chromium itself runs contained: never as root, sandboxed where the kernel allows
+ * it, in its own profile and environment (browser-containment.ts).
  */
 export class BrowserFetcher {
   private closed = false;
@@ -76,10 +93,18 @@ export class BrowserFetcher {
     private readonly proxy: EgressProxy,
     private readonly resolver: SafeResolver,
     private readonly options: Required<Pick<BrowserFetcherOptions, 'navigationTimeoutMs' | 'waitUntil' | 'maxBodyBytes' | 'oversize'>>,
+    /** Who Chromium runs as and whether its sandbox is on. */
+    readonly sandbox: BrowserSandboxStatus,
+    /** Chromium's profile directory (owned by its user; removed at close). */
+    readonly profileDir: string,
   ) {}
 
   static async launch(options: BrowserFetcherOptions = {}): Promise<BrowserFetcher> {
     const resolver = options.resolver ?? new SafeResolver(options.policy ?? AddressPolicy.fromEnv());
+    const containment = options.containment ?? (await containBrowser());
+    if (containment.status.state === 'unavailable') throw new BrowserError(`Chromium is not started: ${containment.status.reason}`);
+    const chromium = options.executablePath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    if (!existsSync(chromium)) throw new BrowserError(`Chromium is not at ${chromium} (CHROMIUM_PATH)`);
     const proxy = await startEgressProxy(resolver);
     const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000;
     const contexts = new WeakMap<Page, TabContext>();
@@ -96,14 +121,27 @@ export class BrowserFetcher {
       page.on('request', (req: HTTPRequest) => void screen(req, ctx, resolver, blockAssets));
     };
 
+    const profileDir = createProfileDir(containment);
+    const chromiumArgs = [
+      ...CHROMIUM_ARGS,
+      ...(containment.status.state === 'off' ? ['--no-sandbox'] : []),
+      // Route everything, loopback included (Chromium bypasses proxies for loopback unless told not to), through the egress proxy.
+      `--proxy-server=${proxy.url}`,
+      '--proxy-bypass-list=<-loopback>',
+    ];
+    const asUser = asUserPrefix(containment);
     const launchOptions: LaunchOptions = {
-      executablePath: options.executablePath ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      // As another user: `setpriv <switches> -- chromium <args>`, which execs Chromium in place
+      // (same pid, same pipe). The arguments are puppeteer's own defaults, spelled out.
+      executablePath: asUser.length > 0 ? containment.setpriv! : chromium,
+      ignoreDefaultArgs: true,
+      args: [...asUser, ...(asUser.length > 0 ? [chromium] : []), ...puppeteer.defaultArgs({ headless: true, args: [...chromiumArgs], userDataDir: profileDir })],
       headless: true,
       // DevTools over a pipe rather than a socket: when this process dies, even by SIGKILL, the pipe
       // closes and Chromium exits with it instead of living on as an orphan.
       pipe: true,
-      // Route everything, loopback included (Chromium bypasses proxies for loopback unless told not to), through the egress proxy.
-      args: [...CHROMIUM_ARGS, `--proxy-server=${proxy.url}`, '--proxy-bypass-list=<-loopback>'],
+      env: browserEnv(profileDir),
+      downloadBehavior: { policy: 'deny' },
     };
     let cluster: Cluster<Job, FetchResult>;
     try {
@@ -118,14 +156,22 @@ export class BrowserFetcher {
       });
     } catch (err) {
       await proxy.close();
-      throw new BrowserError(`Chromium could not be launched from ${launchOptions.executablePath}`, { cause: err });
+      removeProfileDir(profileDir);
+      throw new BrowserError(`Chromium could not be launched from ${chromium}${asUser.length > 0 ? ` as ${containment.status.user}` : ''}: ${(err as Error).message}`, { cause: err });
     }
-    const fetcher = new BrowserFetcher(cluster, proxy, resolver, {
-      navigationTimeoutMs,
-      waitUntil: options.waitUntil ?? 'networkidle2',
-      maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
-      oversize: options.oversize ?? 'refuse',
-    });
+    const fetcher = new BrowserFetcher(
+      cluster,
+      proxy,
+      resolver,
+      {
+        navigationTimeoutMs,
+        waitUntil: options.waitUntil ?? 'networkidle2',
+        maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+        oversize: options.oversize ?? 'refuse',
+      },
+      containment.status,
+      profileDir,
+    );
     await cluster.task(({ page, data }) => fetcher.render(page, data, contexts.get(page)!));
     return fetcher;
   }
@@ -153,6 +199,7 @@ export class BrowserFetcher {
       await this.cluster.close();
     } finally {
       await this.proxy.close();
+      removeProfileDir(this.profileDir);
     }
   }
 
