@@ -3,3 +3,4 @@ export { ApiClient, apiBaseUrl, readApiKey } from './lib/api-client.ts';
 export { followLogs } from './lib/log-stream.ts';
 export { ProgressModel, renderBar } from './lib/progress.ts';
 export { serviceCatalogue } from './services/catalogue.ts';
+export { demoPort, localFetchAllow, serviceEnv } from './commands/up.ts';

@@ -12,6 +12,7 @@ import {
   createKafka,
   endpoints,
   createLogger,
+  httpTarget,
   EventCodec,
   EventProducer,
   readEvents,
@@ -209,7 +210,8 @@ export class Pipeline {
     const database = this.env.CLICKHOUSE_DATABASE!;
     if (!/^trawl_e2e[0-9a-f]+$/.test(database)) return;
     const body = `DROP DATABASE IF EXISTS ${database}`;
-    await fetch(`${endpoints().clickhouseUrl}/`, { method: 'POST', body, signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+    const ch = httpTarget(endpoints().clickhouseUrl);
+    await fetch(ch.url, { method: 'POST', body, headers: ch.authorization ? { authorization: ch.authorization } : {}, signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
   }
 }
 

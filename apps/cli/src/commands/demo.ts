@@ -13,10 +13,10 @@ import { apiKeyFile } from '../lib/paths.ts';
 import { isInstalled } from '../services/catalogue.ts';
 import { crawl } from './crawl.ts';
 import { createKey } from './keys.ts';
-import { up, waitForHttp } from './up.ts';
+import { demoPort, up, waitForHttp } from './up.ts';
 
 export function demoUrl(env: NodeJS.ProcessEnv = process.env): string {
-  return `http://127.0.0.1:${env.TRAWL_DEMO_PORT || '8090'}/jobs?page=1`;
+  return `http://127.0.0.1:${demoPort(env)}/jobs?page=1`;
 }
 
 /** The saved demo key when the API still accepts it, else a new one for user `demo`. */

@@ -10,15 +10,27 @@ import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
 import { lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
 import { compileAndReport } from './build.ts';
 
-/**
- * Services started by `trawl up` may fetch from this machine (the demo site, local test sites):
- * the crawler refuses loopback by default (SSRF guard), and a local stack is for local use. An
- * explicit TRAWL_FETCH_ALLOW (even empty) wins.
- */
-export const LOCAL_FETCH_ALLOW = '127.0.0.1/32,::1/128,localhost';
+/** The port the bundled demo site listens on: TRAWL_DEMO_PORT, default 8090. */
+export function demoPort(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TRAWL_DEMO_PORT || '8090';
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new CliError(`TRAWL_DEMO_PORT must be a TCP port (1-65535), got "${raw}"`);
+  return port;
+}
 
+/**
+ * What services started by `trawl up` may fetch on this machine: the demo site's port, nothing else.
+ * The crawler refuses loopback by default (SSRF guard); opening all of it would hand every tenant's
+ * crawl the stack's ClickHouse, Postgres and registry on 127.0.0.1, so only the demo's port opens.
+ */
+export function localFetchAllow(env: NodeJS.ProcessEnv = process.env): string {
+  const port = demoPort(env);
+  return `127.0.0.1:${port},[::1]:${port},localhost:${port}`;
+}
+
+/** The environment of every service `trawl up` starts. An explicit TRAWL_FETCH_ALLOW (even empty) wins. */
 export function serviceEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...env, TRAWL_FETCH_ALLOW: env.TRAWL_FETCH_ALLOW ?? LOCAL_FETCH_ALLOW };
+  return { ...env, TRAWL_FETCH_ALLOW: env.TRAWL_FETCH_ALLOW ?? localFetchAllow(env) };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
