@@ -1,4 +1,6 @@
 export * from './config/endpoints.ts';
+export * from './config/redact.ts';
+export * from './config/http-credentials.ts';
 export * from './errors.ts';
 export * from './logger.ts';
 export * from './kafka/client.ts';

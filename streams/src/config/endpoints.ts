@@ -15,8 +15,13 @@ export interface Endpoints {
   /** Base URL of the Confluent-compatible registry API. */
   readonly schemaRegistryUrl: string;
   readonly databaseUrl: string;
-  /** ClickHouse HTTP interface. */
+  /** ClickHouse HTTP interface, as the user that writes (projector-ch, replays, tests). */
   readonly clickhouseUrl: string;
+  /**
+   * The same server as a read-only user, for queries people write or choose (the console's
+   * dashboards): CLICKHOUSE_READ_URL, else CLICKHOUSE_URL.
+   */
+  readonly clickhouseReadUrl: string;
   readonly clickhouseDatabase: string;
   readonly chromiumPath: string;
 }
@@ -70,11 +75,16 @@ export function endpointVariable(name: EndpointVariable, env: NodeJS.ProcessEnv 
 export function endpoints(env: NodeJS.ProcessEnv = process.env): Endpoints {
   const stack = readStackEnv(env);
   const get = (name: EndpointVariable): string => env[name] || stack[name] || ENDPOINT_DEFAULTS[name];
+  const clickhouseUrl = get('CLICKHOUSE_URL').replace(/\/+$/, '');
+  // The reader comes from where the writer comes from: a CLICKHOUSE_URL set in the environment
+  // names another server than the stack's, whose reader stack.env may still hold.
+  const clickhouseReadUrl = env.CLICKHOUSE_READ_URL || (env.CLICKHOUSE_URL ? '' : stack.CLICKHOUSE_READ_URL) || clickhouseUrl;
   return {
     kafkaBrokers: get('KAFKA_BROKERS').split(',').map((b) => b.trim()).filter(Boolean),
     schemaRegistryUrl: get('SCHEMA_REGISTRY_URL').replace(/\/+$/, ''),
     databaseUrl: get('DATABASE_URL'),
-    clickhouseUrl: get('CLICKHOUSE_URL').replace(/\/+$/, ''),
+    clickhouseUrl,
+    clickhouseReadUrl: clickhouseReadUrl.replace(/\/+$/, ''),
     clickhouseDatabase: get('CLICKHOUSE_DATABASE'),
     chromiumPath: get('CHROMIUM_PATH'),
   };
