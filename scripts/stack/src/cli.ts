@@ -3,6 +3,7 @@
  * to stdout. Exit code 0 when every part is (or was brought) up or stopped, 1 otherwise, 2 on
  * wrong usage.
  */
+import { redactText } from '@trawl/streams';
 import { formatDownStep, formatStatusTable, formatUpStep, formatUpSummary, styleFor } from './report.ts';
 import { stackDown, stackStatus, stackUp } from './stack.ts';
 
@@ -14,9 +15,13 @@ const USAGE = `usage: npm run stack -- <command> [--json]
 
 Parts: postgres, kafka, registry, clickhouse, chromium, topics. See scripts/stack/README.md.`;
 
-/** JSON that keeps an error's message and name, which JSON.stringify drops. */
+/** JSON that keeps an error's message and name, which JSON.stringify drops, with every credential in a URL masked. */
 function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (v instanceof Error ? { ...v, name: v.name, message: v.message } : v), 2);
+  return JSON.stringify(
+    value,
+    (_k, v: unknown) => (v instanceof Error ? { ...v, name: v.name, message: redactText(v.message) } : typeof v === 'string' ? redactText(v) : v),
+    2,
+  );
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -3,11 +3,18 @@
  * configuration (infra/clickhouse/), rendered into TRAWL_HOME/clickhouse with every path under
  * TRAWL_HOME, so it never touches /var/lib/clickhouse or a system service's ports. It runs as
  * the invoking user: the data is the user's, and 18.16 does not refuse root.
+ *
+ * Its users (infra/clickhouse/users.xml) all need a password: `default` (the stack's and an
+ * operator's), the writer (CLICKHOUSE_URL in stack.env) and the reader (CLICKHOUSE_READ_URL).
+ * users.xml is rendered at every `up`, so a server started before the stack had passwords gets them
+ * without a restart (ClickHouse rereads the file within seconds).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { endpoints } from '@trawl/streams';
+import { endpoints, redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
+import { ACCOUNTS, writeSecretFile, type StackCredentials } from './credentials.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
 import { http, tcpOpen, waitFor, type HttpAnswer } from './probe.ts';
@@ -98,21 +105,61 @@ export function clickhouseQuery(url: string, sql: string, timeoutMs = 5_000): Pr
 }
 
 function redact(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = '***';
-  return u.toString().replace(/\/$/, '');
+  return redactUrl(url).replace(/\/$/, '');
 }
 
-/** The server's version when it answers /ping and a query, else `undefined`. */
-async function version(url: string): Promise<string | undefined> {
+/** Whether a ClickHouse answers /ping there (no login needed). */
+async function pings(url: string): Promise<boolean> {
   const base = new URL(url);
   base.pathname = '/ping';
   base.username = '';
   base.password = '';
   const ping = await http(base.toString());
-  if (ping.status !== 200 || ping.body.trim() !== 'Ok.') return undefined;
+  return ping.status === 200 && ping.body.trim() === 'Ok.';
+}
+
+/** The server's version when it answers /ping and a query as the URL's user, else `undefined`. */
+async function version(url: string): Promise<string | undefined> {
+  if (!(await pings(url))) return undefined;
   const v = await clickhouseQuery(url, 'SELECT version()');
   return v.status === 200 ? v.body.trim() : undefined;
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** The values of infra/clickhouse/users.xml's placeholders: the SHA-256 of each password. */
+export function clickhouseUserValues(creds: StackCredentials): Record<string, string> {
+  return {
+    ADMIN_PASSWORD_SHA256: sha256(creds.TRAWL_CLICKHOUSE_ADMIN_PASSWORD),
+    WRITER_PASSWORD_SHA256: sha256(creds.TRAWL_CLICKHOUSE_PASSWORD),
+    READER_PASSWORD_SHA256: sha256(creds.TRAWL_CLICKHOUSE_READER_PASSWORD),
+  };
+}
+
+function withUser(url: string, user: string, password: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = password;
+  return u.toString().replace(/\/$/, '');
+}
+
+/** The URLs services get (stack.env): the writer's and the reader's. */
+export function clickhouseUrls(url: string, creds: StackCredentials): { CLICKHOUSE_URL: string; CLICKHOUSE_READ_URL: string } {
+  return {
+    CLICKHOUSE_URL: withUser(url, ACCOUNTS.clickhouseWriter, creds.TRAWL_CLICKHOUSE_PASSWORD),
+    CLICKHOUSE_READ_URL: withUser(url, ACCOUNTS.clickhouseReader, creds.TRAWL_CLICKHOUSE_READER_PASSWORD),
+  };
+}
+
+/** Writes TRAWL_HOME/clickhouse/users.xml (0600) when its content changes; true when it did. */
+function renderUsers(ctx: StackContext, dir: string, creds: StackCredentials): boolean {
+  const file = join(dir, 'users.xml');
+  const text = renderTemplate(readFileSync(join(ctx.repoRoot, 'infra', 'clickhouse', 'users.xml'), 'utf8'), clickhouseUserValues(creds));
+  if (existsSync(file) && readFileSync(file, 'utf8') === text) return false;
+  writeSecretFile(file, text);
+  return true;
 }
 
 async function ensureDatabase(url: string, database: string): Promise<void> {
@@ -122,7 +169,7 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
   }
 }
 
-export async function clickhouseUp(ctx: StackContext): Promise<PartUp> {
+export async function clickhouseUp(ctx: StackContext, creds: StackCredentials): Promise<PartUp> {
   const database = endpoints(ctx.env).clickhouseDatabase;
   const user = userEndpoint(ctx, 'CLICKHOUSE_URL');
   if (user) {
@@ -131,27 +178,34 @@ export async function clickhouseUp(ctx: StackContext): Promise<PartUp> {
       throw new ExternalEndpointError(PART, `CLICKHOUSE_URL ${redact(user)} does not answer /ping and SELECT version()`, 'start that server or fix CLICKHOUSE_URL; unset it to let the stack run ClickHouse');
     }
     await ensureDatabase(user, database);
-    return { part: PART, action: 'external', endpoint: redact(user), note: `${v}, from CLICKHOUSE_URL`, env: { CLICKHOUSE_URL: undefined } };
+    return { part: PART, action: 'external', endpoint: redact(user), note: `${v}, from CLICKHOUSE_URL`, env: { CLICKHOUSE_URL: undefined, CLICKHOUSE_READ_URL: undefined } };
   }
 
   const l = layout(ctx);
   const url = localEndpoints(ctx.ports).CLICKHOUSE_URL;
-  const env = stackChoice('CLICKHOUSE_URL', url);
+  const env = clickhouseUrls(url, creds);
+  const writer = env.CLICKHOUSE_URL;
   const marker = `--config-file=${l.config}`;
   const owned = ownedPid(ctx.runDir, PART, marker);
   if (owned) {
-    const ok = await waitFor(() => version(url), { timeoutMs: 30_000, alive: () => isAlive(owned) });
+    const changed = renderUsers(ctx, l.dir, creds);
+    const ok = await waitFor(() => version(writer), { timeoutMs: 30_000, alive: () => isAlive(owned) });
     if (!ok.ok) {
-      throw new PartStartError(PART, `the server (pid ${owned}) runs but does not answer on ${url}`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([l.errorLog, l.stdout]) });
+      throw new PartStartError(PART, `the server (pid ${owned}) runs but does not answer on ${url}${changed ? ' with the users just written' : ''}`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([l.errorLog, l.stdout]) });
     }
-    await ensureDatabase(url, database);
-    return { part: PART, action: 'reused', endpoint: url, pid: owned, note: ok.value, env };
+    await ensureDatabase(writer, database);
+    return { part: PART, action: 'reused', endpoint: url, pid: owned, note: changed ? `${ok.value}, users (re)written` : ok.value, env };
   }
   if (await tcpOpen('127.0.0.1', ctx.ports.clickhouseHttp)) {
+    // Someone else's server (another checkout's stack, a system service): used as it lets us in,
+    // its users are not the stack's to set.
     const v = await version(url);
     if (v) {
       await ensureDatabase(url, database);
-      return { part: PART, action: 'external', endpoint: url, pid: listenerPid(ctx.ports.clickhouseHttp), note: `${v}, already running, not started by the stack`, env };
+      return { part: PART, action: 'external', endpoint: url, pid: listenerPid(ctx.ports.clickhouseHttp), note: `${v}, already running, not started by the stack`, env: { ...stackChoice('CLICKHOUSE_URL', url), CLICKHOUSE_READ_URL: undefined } };
+    }
+    if (await pings(url)) {
+      throw new PortBusyError(PART, `port ${ctx.ports.clickhouseHttp} is taken by a ClickHouse this stack did not start and cannot log in to`, 'give its URL with credentials in CLICKHOUSE_URL, stop it, or set TRAWL_CLICKHOUSE_HTTP_PORT to a free port');
     }
     throw new PortBusyError(PART, `port ${ctx.ports.clickhouseHttp} is taken by something that is not ClickHouse`, 'stop it, or set TRAWL_CLICKHOUSE_HTTP_PORT to a free port');
   }
@@ -168,24 +222,27 @@ export async function clickhouseUp(ctx: StackContext): Promise<PartUp> {
   mkdirSync(ctx.logDir, { recursive: true });
   const infra = join(ctx.repoRoot, 'infra', 'clickhouse');
   writeFileSync(l.config, renderTemplate(readFileSync(join(infra, 'config.xml'), 'utf8'), values));
-  copyFileSync(join(infra, 'users.xml'), join(l.dir, 'users.xml'));
+  renderUsers(ctx, l.dir, creds);
 
   const pid = spawnDetached({ command: cmd.command, args: [...cmd.args, marker], cwd: l.dir, logFile: l.stdout });
   writePid(ctx.runDir, PART, pid);
-  const ok = await waitFor(() => version(url), { timeoutMs: 60_000, intervalMs: 200, alive: () => isAlive(pid) });
+  const ok = await waitFor(() => version(writer), { timeoutMs: 60_000, intervalMs: 200, alive: () => isAlive(pid) });
   if (!ok.ok) {
     if (ok.reason === 'exited') removePid(ctx.runDir, PART);
     throw new PartStartError(PART, ok.reason === 'exited' ? 'clickhouse-server exited during start-up' : `clickhouse-server did not answer on ${url} within 60 s`, `read ${l.errorLog}`, {
       logTail: logTail([l.errorLog, l.stdout]),
     });
   }
-  await ensureDatabase(url, database);
+  await ensureDatabase(writer, database);
   return { part: PART, action: 'started', endpoint: url, pid, note: ok.value, env };
 }
 
 export async function clickhouseStatus(ctx: StackContext): Promise<PartStatus> {
   const user = userEndpoint(ctx, 'CLICKHOUSE_URL');
-  const url = user ?? localEndpoints(ctx.ports).CLICKHOUSE_URL;
+  const local = localEndpoints(ctx.ports).CLICKHOUSE_URL;
+  // The stack's own server wants the writer's credentials, which stack.env holds.
+  const written = ctx.stackEnv.CLICKHOUSE_URL;
+  const url = user ?? (written && new URL(written).port === String(ctx.ports.clickhouseHttp) ? written : local);
   const pid = user ? undefined : ownedPid(ctx.runDir, PART, `--config-file=${layout(ctx).config}`);
   const v = await version(url);
   const shownPid = pid ?? (!user && v ? listenerPid(ctx.ports.clickhouseHttp) : undefined);

@@ -2,6 +2,7 @@
  * DATABASE_URL handling: the same server serves Trawl's database and the schema registry's, and
  * Apicurio (Java) wants it as a JDBC URL with the credentials apart.
  */
+import { redactUrl } from '@trawl/streams';
 
 export interface DatabaseTarget {
   readonly host: string;
@@ -38,17 +39,6 @@ export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${encodeURIComponent(database)}`;
   return u.toString();
-}
-
-/** The URL with its password replaced, for messages and `status`. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
-  }
 }
 
 export interface JdbcTarget {

@@ -3,12 +3,13 @@
  * lines that @trawl/streams' `endpoints()` reads. Only keys decided by this `up` change: a part
  * that failed to start keeps its previous line, and a line someone else added is kept.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseEnvFile } from '@trawl/streams';
+import { keepPrivate, writeSecretFile } from './credentials.ts';
 
 const HEADER = [
-  '# Written by `npm run stack -- up`: endpoints of the local stack that differ from the defaults.',
+  '# Written by `npm run stack -- up`: endpoints of the local stack that differ from the defaults,',
+  '# with the credentials services use in them (keep it private: mode 0600).',
   '# Read by @trawl/streams endpoints(); a variable set in the environment wins over this file.',
 ];
 
@@ -34,14 +35,17 @@ export function renderStackEnv(
   return [...HEADER, ...lines].join('\n') + '\n';
 }
 
-/** Rewrites the file only when its content changes, atomically, since apps may read it at any moment. */
+/**
+ * Rewrites the file only when its content changes, atomically, since apps may read it at any
+ * moment; readable by its owner only, since endpoint URLs carry the stack's credentials.
+ */
 export function writeStackEnv(file: string, updates: Readonly<Record<string, string | undefined>>): boolean {
   const before = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
   const text = renderStackEnv(before === undefined ? {} : parseEnvFile(before), updates);
-  if (text === before) return false;
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+  if (text === before) {
+    keepPrivate(file);
+    return false;
+  }
+  writeSecretFile(file, text);
   return true;
 }

@@ -2,20 +2,25 @@
  * PostgreSQL, in order of preference:
  * 1. DATABASE_URL from the environment: used as is (the database is created when missing);
  * 2. a server already answering on 127.0.0.1:5432 as user `postgres` without a password (the
- *    Debian service these machines run): `postgres://postgres@127.0.0.1:5432/trawl`;
- * 3. a private cluster under TRAWL_HOME/postgres, from Debian's binaries, on 5432 if free, else 5433.
+ *    Debian service these machines run): the project's role and databases are made there;
+ * 3. a private cluster under TRAWL_HOME/postgres, from Debian's binaries, on 5432 if free, else 5433,
+ *    whose every connection needs a SCRAM password.
  *
- * In every case the databases `trawl` (or DATABASE_URL's) and `trawl_registry` (the schema
- * registry's storage) exist afterwards.
+ * In cases 2 and 3 services connect as the project's role `trawl` with a generated password
+ * (postgres-access.ts), written into stack.env's DATABASE_URL; the databases `trawl` and
+ * `trawl_registry` (the schema registry's storage) exist afterwards and belong to it. In case 1
+ * the databases exist afterwards.
  */
-import { appendFileSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { ENDPOINT_DEFAULTS } from '@trawl/streams';
-import { stackChoice, userEndpoint, type StackContext } from './context.ts';
-import { isLoopback, parseDatabaseUrl, redactUrl, withDatabase } from './database-url.ts';
-import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError, errorMessage } from './errors.ts';
+import { ENDPOINT_DEFAULTS, redactUrl } from '@trawl/streams';
+import { userEndpoint, type StackContext } from './context.ts';
+import { ACCOUNTS, type StackCredentials } from './credentials.ts';
+import { isLoopback, parseDatabaseUrl, withDatabase } from './database-url.ts';
+import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { query, unreachable } from './pg-client.ts';
+import { ensureOwnedDatabases, ensureRole, renderPgHba, serverAuthNote } from './postgres-access.ts';
 import { tcpOpen, waitFor } from './probe.ts';
 import { isAlive, isRoot, listenerPid, logTail, osUser, ownedPid, removePid, run, stopProcess, treeMemoryMb, writePid, type OsUser } from './process.ts';
 
@@ -24,6 +29,8 @@ export const REGISTRY_DATABASE = 'trawl_registry';
 
 const PART = 'postgres';
 const DEFAULT_URL = ENDPOINT_DEFAULTS.DATABASE_URL;
+/** The project's database, as the default DATABASE_URL names it. */
+const PROJECT_DATABASE = parseDatabaseUrl(DEFAULT_URL).database;
 
 interface ClusterPaths {
   readonly root: string;
@@ -36,28 +43,6 @@ function clusterPaths(ctx: StackContext): ClusterPaths {
   const root = join(ctx.home, 'postgres');
   const data = join(root, 'data');
   return { root, data, conf: join(data, 'trawl.conf'), log: join(ctx.logDir, 'postgres.log') };
-}
-
-/** Runs one statement on a fresh connection. Errors carry Postgres's message. */
-async function query(url: string, sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await client.query(sql, params);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-/** `undefined` when the server answers `SELECT 1` on that URL, else why not. */
-async function unreachable(url: string): Promise<string | undefined> {
-  try {
-    await query(url, 'SELECT 1');
-    return undefined;
-  } catch (err) {
-    return errorMessage(err) || String((err as { code?: string }).code ?? err);
-  }
 }
 
 /** Creates the URL's database and the registry's when missing. Returns the names created. */
@@ -108,6 +93,7 @@ export function renderClusterConf(port: number): string {
   return [
     '# Written by the Trawl local stack at every start; edit scripts/stack/src/postgres.ts instead.',
     "listen_addresses = '127.0.0.1'",
+    "password_encryption = 'scram-sha-256'",
     `port = ${port}`,
     // TCP only: a socket path under TRAWL_HOME could pass the 107-byte limit of Unix socket names.
     "unix_socket_directories = ''",
@@ -145,7 +131,43 @@ function chownTo(path: string, user: OsUser | undefined): void {
   if (user) chownSync(path, user.uid, user.gid);
 }
 
-async function startPrivateCluster(ctx: StackContext): Promise<PartUp> {
+/** `postgres://<user>:<password>@127.0.0.1:<port>/<database>` */
+function clusterUrl(port: number, user: string, password: string, database: string): string {
+  return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+/** The project's URL on a server: what services get in stack.env. */
+function projectUrl(port: number, creds: StackCredentials): string {
+  return clusterUrl(port, ACCOUNTS.postgresRole, creds.TRAWL_POSTGRES_PASSWORD, PROJECT_DATABASE);
+}
+
+/** Waits for the project's role to get in (a reloaded pg_hba.conf takes effect within moments). */
+async function projectConnects(url: string): Promise<string | undefined> {
+  const ok = await waitFor(async () => ((await unreachable(url)) === undefined ? true : undefined), { timeoutMs: 10_000, intervalMs: 200 });
+  return ok.ok ? undefined : ((await unreachable(url)) ?? 'no answer');
+}
+
+/**
+ * The private cluster's access, whatever state it was left in (a cluster made before the stack had
+ * passwords trusts every connection): the superuser's and the project role's passwords, the
+ * project's databases handed to the role, then pg_hba.conf asking everyone for a password.
+ */
+async function securePrivateCluster(paths: ClusterPaths, port: number, creds: StackCredentials, user: OsUser | undefined): Promise<string[]> {
+  const admin = clusterUrl(port, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'postgres');
+  await ensureRole(admin, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'LOGIN SUPERUSER');
+  await ensureRole(admin, ACCOUNTS.postgresRole, creds.TRAWL_POSTGRES_PASSWORD, 'LOGIN CREATEDB NOSUPERUSER');
+  const created = await ensureOwnedDatabases(admin, ACCOUNTS.postgresRole, [PROJECT_DATABASE, REGISTRY_DATABASE]);
+  const hba = join(paths.data, 'pg_hba.conf');
+  const text = renderPgHba();
+  if (!existsSync(hba) || readFileSync(hba, 'utf8') !== text) {
+    writeFileSync(hba, text, { mode: 0o600 });
+    chownTo(hba, user);
+    await query(admin, 'SELECT pg_reload_conf()');
+  }
+  return created;
+}
+
+async function startPrivateCluster(ctx: StackContext, creds: StackCredentials): Promise<PartUp> {
   const paths = clusterPaths(ctx);
   const bin = postgresBinDir(ctx.env);
   // initdb and the server refuse to run as root: as root, the cluster belongs to `postgres`.
@@ -160,10 +182,14 @@ async function startPrivateCluster(ctx: StackContext): Promise<PartUp> {
   chownTo(paths.log, user);
 
   if (!existsSync(join(paths.data, 'PG_VERSION'))) {
-    const init = await run(join(bin, 'initdb'), ['-D', paths.data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C'], {
+    // The superuser's password from a file only initdb reads (0600, removed at once), never the command line.
+    const pwfile = join(paths.root, '.initdb-password');
+    writeFileSync(pwfile, `${creds.TRAWL_POSTGRES_ADMIN_PASSWORD}\n`, { mode: 0o600 });
+    chownTo(pwfile, user);
+    const init = await run(join(bin, 'initdb'), ['-D', paths.data, '-U', ACCOUNTS.postgresAdmin, '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'], {
       cwd: paths.root,
       ...(user ? { user } : {}),
-    });
+    }).finally(() => rmSync(pwfile, { force: true }));
     if (init.code !== 0) {
       throw new PartStartError(PART, `initdb failed (exit ${init.code})`, `check that ${user ? 'the postgres user' : 'you'} can write ${paths.root} and every directory above it is searchable; or set DATABASE_URL`, {
         logTail: init.output.trim().split('\n').slice(-15).join('\n'),
@@ -192,20 +218,27 @@ async function startPrivateCluster(ctx: StackContext): Promise<PartUp> {
     });
   }
   writePid(ctx.runDir, PART, pid);
-  const url = `postgres://postgres@127.0.0.1:${port}/trawl`;
-  const ready = await waitFor(async () => ((await unreachable(withDatabase(url, 'postgres'))) === undefined ? true : undefined), {
+  const admin = clusterUrl(port, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'postgres');
+  const ready = await waitFor(async () => ((await unreachable(admin)) === undefined ? true : undefined), {
     timeoutMs: 15_000,
     alive: () => isAlive(pid),
   });
   if (!ready.ok) {
     throw new PartStartError(PART, `the private cluster does not accept connections on port ${port}`, `read ${paths.log}`, { logTail: logTail([paths.log]) });
   }
-  const created = await ensureDatabases(url);
-  const note = ['private cluster', createdNote(created)].filter(Boolean).join(', ');
-  return { part: PART, action: 'started', endpoint: url, pid, note, env: stackChoice('DATABASE_URL', url) };
+  return privateClusterUp(paths, port, creds, user, 'started', pid);
 }
 
-export async function postgresUp(ctx: StackContext): Promise<PartUp> {
+async function privateClusterUp(paths: ClusterPaths, port: number, creds: StackCredentials, user: OsUser | undefined, action: 'started' | 'reused', pid: number): Promise<PartUp> {
+  const created = await securePrivateCluster(paths, port, creds, user);
+  const url = projectUrl(port, creds);
+  const why = await projectConnects(url);
+  if (why) throw new PartStartError(PART, `role ${ACCOUNTS.postgresRole} cannot connect to the private cluster: ${why}`, `read ${paths.log}; remove ${paths.root} to start over with an empty cluster`, { logTail: logTail([paths.log]) });
+  const note = ['private cluster, scram-sha-256', createdNote(created)].filter(Boolean).join(', ');
+  return { part: PART, action, endpoint: redactUrl(url), pid, note, env: { DATABASE_URL: url } };
+}
+
+export async function postgresUp(ctx: StackContext, creds: StackCredentials): Promise<PartUp> {
   const user = userEndpoint(ctx, 'DATABASE_URL');
   if (user) {
     const why = await unreachable(withDatabase(user, 'postgres'));
@@ -220,22 +253,32 @@ export async function postgresUp(ctx: StackContext): Promise<PartUp> {
   const pid = ownedPid(ctx.runDir, PART, paths.data);
   if (pid) {
     const port = recordedPort(paths.conf) ?? 5432;
-    const url = `postgres://postgres@127.0.0.1:${port}/trawl`;
-    const why = await unreachable(withDatabase(url, 'postgres'));
-    if (!why) {
-      const created = await ensureDatabases(url);
-      return { part: PART, action: 'reused', endpoint: url, pid, note: createdNote(created) ?? 'private cluster', env: stackChoice('DATABASE_URL', url) };
-    }
+    const why = await unreachable(clusterUrl(port, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'postgres'));
+    if (!why) return privateClusterUp(paths, port, creds, isRoot() ? osUser('postgres') : undefined, 'reused', pid);
     throw new PartStartError(PART, `the private cluster (pid ${pid}) runs but does not answer on port ${port}: ${why}`, 'run `npm run stack -- down` then `up` again', {
       logTail: logTail([paths.log]),
     });
   }
 
-  if (!ctx.privatePostgres && !(await unreachable(withDatabase(DEFAULT_URL, 'postgres')))) {
-    const created = await ensureDatabases(DEFAULT_URL);
-    return { part: PART, action: 'external', endpoint: DEFAULT_URL, pid: listenerPid(5432), note: createdNote(created) ?? 'server on 5432', env: { DATABASE_URL: undefined } };
+  if (!ctx.privatePostgres && !(await unreachable(withDatabase(DEFAULT_URL, 'postgres')))) return serverOn5432(creds);
+  return startPrivateCluster(ctx, creds);
+}
+
+/**
+ * Debian's server on 5432, which lets `postgres` in without a password: the project's role and
+ * databases are made there, and services use the role. The server's pg_hba.conf is not the stack's
+ * to change; the note says what it decides.
+ */
+async function serverOn5432(creds: StackCredentials): Promise<PartUp> {
+  await ensureRole(DEFAULT_URL, ACCOUNTS.postgresRole, creds.TRAWL_POSTGRES_PASSWORD, 'LOGIN CREATEDB');
+  const created = await ensureOwnedDatabases(DEFAULT_URL, ACCOUNTS.postgresRole, [PROJECT_DATABASE, REGISTRY_DATABASE]);
+  const url = projectUrl(5432, creds);
+  const why = await unreachable(url);
+  if (why) {
+    throw new PartStartError(PART, `role ${ACCOUNTS.postgresRole} cannot connect to the server on 5432: ${why}`, `let it in from 127.0.0.1 (a \`host all ${ACCOUNTS.postgresRole} 127.0.0.1/32 scram-sha-256\` line in that server's pg_hba.conf), set DATABASE_URL, or TRAWL_POSTGRES_PRIVATE=1 for a private cluster`);
   }
-  return startPrivateCluster(ctx);
+  const note = ['server on 5432', createdNote(created), await serverAuthNote(DEFAULT_URL, ACCOUNTS.postgresRole, PROJECT_DATABASE)].filter(Boolean).join(', ');
+  return { part: PART, action: 'external', endpoint: redactUrl(url), pid: listenerPid(5432), note, env: { DATABASE_URL: url } };
 }
 
 export async function postgresStatus(ctx: StackContext): Promise<PartStatus> {

@@ -3,10 +3,17 @@
  * assembly into infra/kafka/target/apicurio-registry), storing in the stack's Postgres, serving
  * the Confluent-compatible API at /apis/ccompat/v7, which @kafkajs/confluent-schema-registry uses
  * as its base URL. SCHEMA_REGISTRY_URL set by the user replaces it.
+ *
+ * Every API needs HTTP Basic authentication as user `trawl` with a generated password. Apicurio's
+ * own authentication wants an OpenID Connect server; the assembly also carries Quarkus's embedded
+ * user realm (quarkus-elytron-security-properties-file), which needs none: one user, its password
+ * handed over in the environment, and a path policy that lets only /health/* through unasked.
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
+import { ACCOUNTS, type StackCredentials } from './credentials.ts';
 import { jdbcFromDatabaseUrl, type JdbcTarget } from './database-url.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
@@ -74,9 +81,35 @@ export function registryJavaArgs({ jar, port, jdbc, home, classData = [] }: Regi
     '-Dapicurio.rest.deletion.artifact.enabled=true',
     '-Dapicurio.rest.deletion.artifact-version.enabled=true',
     '-Dapicurio.rest.deletion.group.enabled=true',
+    // Basic authentication against the embedded realm (users and passwords in the environment,
+    // see registryAuthEnv), for every path but the health checks.
+    '-Dquarkus.security.users.embedded.enabled=true',
+    '-Dquarkus.security.users.embedded.plain-text=true',
+    '-Dquarkus.http.auth.basic=true',
+    '-Dquarkus.http.auth.permission.everything.paths=/*',
+    '-Dquarkus.http.auth.permission.everything.policy=authenticated',
+    '-Dquarkus.http.auth.permission.health.paths=/health/*',
+    '-Dquarkus.http.auth.permission.health.policy=permit',
     '-jar',
     jar,
   ];
+}
+
+/** The registry's user, for the JVM's environment (Quarkus reads QUARKUS_… variables as its settings): never on the command line. */
+export function registryAuthEnv(creds: StackCredentials): Record<string, string> {
+  const user = ACCOUNTS.registry.toUpperCase();
+  return {
+    [`QUARKUS_SECURITY_USERS_EMBEDDED_USERS_${user}`]: creds.TRAWL_REGISTRY_PASSWORD,
+    [`QUARKUS_SECURITY_USERS_EMBEDDED_ROLES_${user}`]: 'sr-admin',
+  };
+}
+
+/** The Confluent API base with the registry user's credentials: what services get in stack.env. */
+export function registryUrl(base: string, creds: StackCredentials): string {
+  const u = new URL(base);
+  u.username = ACCOUNTS.registry;
+  u.password = creds.TRAWL_REGISTRY_PASSWORD;
+  return u.toString().replace(/\/+$/, '');
 }
 
 async function ccompatAnswers(base: string): Promise<boolean> {
@@ -104,25 +137,27 @@ export async function ensureBackward(base: string): Promise<void> {
   }
 }
 
-export async function registryUp(ctx: StackContext, databaseUrl: string): Promise<PartUp> {
+export async function registryUp(ctx: StackContext, databaseUrl: string, creds: StackCredentials): Promise<PartUp> {
   const user = userEndpoint(ctx, 'SCHEMA_REGISTRY_URL');
   if (user) {
     const base = user.replace(/\/+$/, '');
     if (!(await ccompatAnswers(base))) {
-      throw new ExternalEndpointError(PART, `SCHEMA_REGISTRY_URL ${base} does not answer GET /subjects`, 'start that registry or fix SCHEMA_REGISTRY_URL (the Confluent API base); unset it to let the stack run one');
+      throw new ExternalEndpointError(PART, `SCHEMA_REGISTRY_URL ${redactUrl(base)} does not answer GET /subjects`, 'start that registry or fix SCHEMA_REGISTRY_URL (the Confluent API base); unset it to let the stack run one');
     }
     const level = await compatibility(base);
     const note = level === COMPATIBILITY ? `${level}, from SCHEMA_REGISTRY_URL` : `WARNING: global compatibility is ${level ?? 'unknown'}, Trawl expects ${COMPATIBILITY}`;
-    return { part: PART, action: 'external', endpoint: base, note, env: { SCHEMA_REGISTRY_URL: undefined } };
+    return { part: PART, action: 'external', endpoint: redactUrl(base), note, env: { SCHEMA_REGISTRY_URL: undefined } };
   }
 
   const port = ctx.ports.registry;
   const base = localEndpoints(ctx.ports).SCHEMA_REGISTRY_URL;
-  const env = stackChoice('SCHEMA_REGISTRY_URL', base);
+  const authed = registryUrl(base, creds);
+  const env = { SCHEMA_REGISTRY_URL: authed };
   const log = registryLog(ctx);
   const ready = async (): Promise<true | undefined> =>
-    (await http(`http://127.0.0.1:${port}/health/ready`)).status === 200 && (await ccompatAnswers(base)) ? true : undefined;
+    (await http(`http://127.0.0.1:${port}/health/ready`)).status === 200 && (await ccompatAnswers(authed)) ? true : undefined;
 
+  let restarted = false;
   const owned = ownedPid(ctx.runDir, PART, marker(ctx));
   if (owned) {
     // Started by an earlier `up`; give it the time a fresh start gets, in case it is still starting.
@@ -130,15 +165,25 @@ export async function registryUp(ctx: StackContext, databaseUrl: string): Promis
     if (!ok.ok) {
       throw new PartStartError(PART, `the registry (pid ${owned}) runs but is not ready`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([log]) });
     }
-    await ensureBackward(base);
-    return { part: PART, action: 'reused', endpoint: base, pid: owned, note: COMPATIBILITY, env };
-  }
-  if (await tcpOpen('127.0.0.1', port)) {
+    if (!(await ccompatAnswers(base))) {
+      await ensureBackward(authed);
+      return { part: PART, action: 'reused', endpoint: base, pid: owned, note: COMPATIBILITY, env };
+    }
+    // Started before the stack had credentials: it answers anyone. Restart it with them (its
+    // clients retry: schemas are cached, and a restart takes seconds).
+    await stopProcess(owned, { signal: 'SIGTERM', graceMs: 20_000 });
+    removePid(ctx.runDir, PART);
+    restarted = true;
+  } else if (await tcpOpen('127.0.0.1', port)) {
     if (await ccompatAnswers(base)) {
       await ensureBackward(base);
+      return { part: PART, action: 'external', endpoint: base, note: `${COMPATIBILITY}, already running, not started by the stack`, env: stackChoice('SCHEMA_REGISTRY_URL', base) };
+    }
+    if (await ccompatAnswers(authed)) {
+      await ensureBackward(authed);
       return { part: PART, action: 'external', endpoint: base, note: `${COMPATIBILITY}, already running, not started by the stack`, env };
     }
-    throw new PortBusyError(PART, `port ${port} is taken by something that is not a schema registry`, 'stop it, or set TRAWL_REGISTRY_PORT to a free port');
+    throw new PortBusyError(PART, `port ${port} is taken by something that is not a schema registry this stack can use`, 'stop it, or set TRAWL_REGISTRY_PORT to a free port');
   }
 
   const jar = findRegistryJar(ctx.repoRoot);
@@ -154,7 +199,7 @@ export async function registryUp(ctx: StackContext, databaseUrl: string): Promis
     args: registryJavaArgs({ jar, port, jdbc, home: ctx.home, classData: classDataArgs(ctx.repoRoot, 'registry') }),
     cwd,
     logFile: log,
-    env: { ...ctx.env, APICURIO_DATASOURCE_USERNAME: jdbc.username, APICURIO_DATASOURCE_PASSWORD: jdbc.password },
+    env: { ...ctx.env, APICURIO_DATASOURCE_USERNAME: jdbc.username, APICURIO_DATASOURCE_PASSWORD: jdbc.password, ...registryAuthEnv(creds) },
   });
   writePid(ctx.runDir, PART, pid);
   const ok = await waitFor(ready, { timeoutMs: 120_000, intervalMs: 300, alive: () => isAlive(pid) });
@@ -165,13 +210,15 @@ export async function registryUp(ctx: StackContext, databaseUrl: string): Promis
       logTail: logTail([log]),
     });
   }
-  await ensureBackward(base);
-  return { part: PART, action: 'started', endpoint: base, pid, note: COMPATIBILITY, env };
+  await ensureBackward(authed);
+  return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, restarted to require a password` : COMPATIBILITY, env };
 }
 
 export async function registryStatus(ctx: StackContext): Promise<PartStatus> {
   const user = userEndpoint(ctx, 'SCHEMA_REGISTRY_URL');
-  const base = (user ?? localEndpoints(ctx.ports).SCHEMA_REGISTRY_URL).replace(/\/+$/, '');
+  const local = localEndpoints(ctx.ports).SCHEMA_REGISTRY_URL;
+  const written = ctx.stackEnv.SCHEMA_REGISTRY_URL;
+  const base = (user ?? (written && new URL(written).port === String(ctx.ports.registry) ? written : local)).replace(/\/+$/, '');
   const pid = user ? undefined : ownedPid(ctx.runDir, PART, marker(ctx));
   const ok = await ccompatAnswers(base);
   const level = ok ? await compatibility(base) : undefined;
@@ -179,7 +226,7 @@ export async function registryStatus(ctx: StackContext): Promise<PartStatus> {
     part: PART,
     state: ok ? 'up' : pid ? 'unhealthy' : 'down',
     ours: pid !== undefined,
-    endpoint: base,
+    endpoint: redactUrl(base),
     ...(pid ? { pid, rssMb: treeMemoryMb(pid) } : {}),
     note: ok ? `compatibility ${level ?? 'unknown'}${user ? ', from SCHEMA_REGISTRY_URL' : pid ? '' : ', not started by the stack'}` : 'no answer on GET /subjects',
   };

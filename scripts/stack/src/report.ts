@@ -1,7 +1,10 @@
 /**
  * What people read: one line per finished step while `up`/`down` run (stderr), the `status`
- * table (stdout). Pure functions of the reports, shared by this package's CLI and `trawl`.
+ * table (stdout). Pure functions of the reports, shared by this package's CLI and `trawl`. Every
+ * endpoint and message goes through the redaction of @trawl/streams on its way out: a part may
+ * report a URL with the stack's credentials in it, a terminal must not show them.
  */
+import { redactText, redactUrl } from '@trawl/streams';
 import type { PartStatus } from './part.ts';
 import type { DownStep, UpStep } from './stack.ts';
 
@@ -39,12 +42,12 @@ export function formatUpStep(s: UpStep, style: Style = PLAIN): string {
   if (s.ok) {
     const { up } = s;
     const what = [up.action, up.pid ? `pid ${up.pid}` : undefined].filter(Boolean).join(', ');
-    return `${style.ok('✔')} ${up.part.padEnd(PART_WIDTH)}${up.endpoint.padEnd(ENDPOINT_WIDTH)} ${style.dim(`(${seconds(s.ms)})`)}  ${what}${up.note ? `: ${up.note}` : ''}`;
+    return `${style.ok('✔')} ${up.part.padEnd(PART_WIDTH)}${redactUrl(up.endpoint).padEnd(ENDPOINT_WIDTH)} ${style.dim(`(${seconds(s.ms)})`)}  ${what}${up.note ? `: ${redactText(up.note)}` : ''}`;
   }
   const e = s.error;
-  const lines = [`${style.bad('✖')} ${s.part.padEnd(PART_WIDTH)}${style.bad(e.message)} ${style.dim(`(${seconds(s.ms)})`)}`];
-  if (e.logTail) lines.push(indent(e.logTail, '    │ '));
-  lines.push(`    → ${e.hint}`);
+  const lines = [`${style.bad('✖')} ${s.part.padEnd(PART_WIDTH)}${style.bad(redactText(e.message))} ${style.dim(`(${seconds(s.ms)})`)}`];
+  if (e.logTail) lines.push(indent(redactText(e.logTail), '    │ '));
+  lines.push(`    → ${redactText(e.hint)}`);
   return lines.join('\n');
 }
 
@@ -71,10 +74,10 @@ export function formatStatusTable(parts: readonly PartStatus[], style: Style = P
   const rows = parts.map((p) => [
     p.part,
     p.state + (p.state === 'up' && !p.ours && p.part !== 'chromium' && p.part !== 'topics' ? ' (ext)' : ''),
-    p.endpoint,
+    redactUrl(p.endpoint),
     p.pid ? String(p.pid) : '-',
     p.rssMb !== undefined ? String(p.rssMb) : '-',
-    p.note ?? '',
+    redactText(p.note ?? ''),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string =>

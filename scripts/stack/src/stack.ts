@@ -8,6 +8,7 @@ import { ENDPOINT_DEFAULTS, stackEnvFile, type Logger } from '@trawl/streams';
 import { chromiumStatus, chromiumUp } from './chromium.ts';
 import { clickhouseDown, clickhouseStatus, clickhouseUp } from './clickhouse.ts';
 import { createContext, localEndpoints, userEndpoint, type StackContext } from './context.ts';
+import { keepPrivate, loadCredentials } from './credentials.ts';
 import { writeStackEnv } from './env-file.ts';
 import { DependencyFailedError, PartStartError, StackError, errorMessage } from './errors.ts';
 import { kafkaDown, kafkaStatus, kafkaUp } from './kafka.ts';
@@ -80,11 +81,14 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
       const dependent = (part: PartName, on: PartName) => (): Promise<PartUp> =>
         Promise.reject(new DependencyFailedError(part, `skipped: ${on} is not up`, `fix ${on} first (see its line above)`));
 
-      const postgres = step('postgres', () => postgresUp(ctx));
+      // Generated on the first `up` and kept (credentials.ts); parts the stack runs require them.
+      const creds = loadCredentials(ctx.home, ctx.env);
+      keepPrivate(stackEnvFile(ctx.env));
+      const postgres = step('postgres', () => postgresUp(ctx, creds));
       const kafka = step('kafka', () => kafkaUp(ctx, logger));
-      const others = [step('clickhouse', () => clickhouseUp(ctx)), step('chromium', () => chromiumUp(ctx))];
+      const others = [step('clickhouse', () => clickhouseUp(ctx, creds)), step('chromium', () => chromiumUp(ctx))];
       const registry = postgres.then((pg) =>
-        step('registry', pg ? () => registryUp(ctx, userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL) : dependent('registry', 'postgres')),
+        step('registry', pg ? () => registryUp(ctx, userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL, creds) : dependent('registry', 'postgres')),
       );
       const topics = kafka.then((k) => step('topics', k ? () => topicsUp(ctx, k.endpoint.split(','), logger) : dependent('topics', 'kafka')));
       await Promise.all([postgres, kafka, registry, topics, ...others]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopback, jdbcFromDatabaseUrl, parseDatabaseUrl, redactUrl, withDatabase } from '../src/database-url.ts';
+import { redactUrl } from '@trawl/streams';
+import { isLoopback, jdbcFromDatabaseUrl, parseDatabaseUrl, withDatabase } from '../src/database-url.ts';
 
 describe('jdbcFromDatabaseUrl', () => {
   it('points at the other database on the same server, credentials apart', () => {

@@ -1,0 +1,95 @@
+/**
+ * The local stack's generated passwords, in TRAWL_HOME/credentials.env (mode 0600). Made once, on
+ * the first `up` that needs them, and kept: a password that changed under a running service would
+ * lock it out. Services never read this file; they get endpoint URLs with the credentials they need
+ * in them (TRAWL_HOME/stack.env, also 0600). What is here and nowhere else is what only the stack
+ * and an operator use: the Postgres superuser's password and ClickHouse's `default` (admin) user.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseEnvFile } from '@trawl/streams';
+
+/** Account names; the passwords are generated. */
+export const ACCOUNTS = {
+  /** Postgres: the project's role, owner of its databases (not a superuser). */
+  postgresRole: 'trawl',
+  /** Postgres: the superuser of a private cluster. */
+  postgresAdmin: 'postgres',
+  /** ClickHouse: projector-ch, replays, tests. */
+  clickhouseWriter: 'trawl',
+  /** ClickHouse: the console's queries (readonly=2: reads, and settings for a query). */
+  clickhouseReader: 'trawl_reader',
+  /** The registry's one user (Quarkus embedded realm). */
+  registry: 'trawl',
+} as const;
+
+export const CREDENTIAL_KEYS = [
+  'TRAWL_POSTGRES_PASSWORD',
+  'TRAWL_POSTGRES_ADMIN_PASSWORD',
+  'TRAWL_CLICKHOUSE_PASSWORD',
+  'TRAWL_CLICKHOUSE_READER_PASSWORD',
+  'TRAWL_CLICKHOUSE_ADMIN_PASSWORD',
+  'TRAWL_REGISTRY_PASSWORD',
+] as const;
+
+export type CredentialKey = (typeof CREDENTIAL_KEYS)[number];
+export type StackCredentials = Readonly<Record<CredentialKey, string>>;
+
+const HEADER = [
+  '# Written by `npm run stack -- up`: passwords of the local stack, generated once. Keep it private (mode 0600).',
+  '# Services do not read this file: stack.env hands them endpoint URLs with the credentials they need.',
+];
+
+export function credentialsFile(home: string): string {
+  return join(home, 'credentials.env');
+}
+
+/** 24 random bytes, URL-safe: no character needs escaping in a URL, an XML file or a SQL literal. */
+export function generatePassword(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/**
+ * The stack's passwords: read from the file, any missing one generated and the file rewritten
+ * (atomically, 0600). A value set in the environment under the same name wins and is not stored,
+ * so CI can choose its own.
+ */
+export function loadCredentials(home: string, env: NodeJS.ProcessEnv = process.env): StackCredentials {
+  const file = credentialsFile(home);
+  const stored = existsSync(file) ? parseEnvFile(readFileSync(file, 'utf8')) : {};
+  const out: Record<string, string> = {};
+  let changed = false;
+  for (const key of CREDENTIAL_KEYS) {
+    const fromEnv = env[key];
+    if (fromEnv) {
+      if (!/^[A-Za-z0-9._~-]{8,}$/.test(fromEnv)) throw new Error(`${key} must be at least 8 characters of A-Z a-z 0-9 . _ ~ - (it goes into URLs and config files unescaped)`);
+      out[key] = fromEnv;
+      continue;
+    }
+    const value = stored[key] || generatePassword();
+    if (value !== stored[key]) changed = true;
+    out[key] = value;
+  }
+  if (changed) {
+    const keep = Object.fromEntries(Object.entries(out).filter(([k]) => !env[k]));
+    writeSecretFile(file, [...HEADER, ...Object.entries({ ...stored, ...keep }).map(([k, v]) => `${k}=${v}`)].join('\n') + '\n');
+  } else {
+    keepPrivate(file);
+  }
+  return out as StackCredentials;
+}
+
+/** Writes `text` to `file` readable by its owner only, atomically (a reader sees the old or the new file). */
+export function writeSecretFile(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  chmodSync(tmp, 0o600); // the mode of writeFileSync is filtered by the umask
+  renameSync(tmp, file);
+}
+
+/** Brings an existing file to 0600 (one written before the stack kept secrets in it). */
+export function keepPrivate(file: string): void {
+  if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+}
