@@ -48,7 +48,7 @@ function xmlEscape(s: string): string {
 /** Fills `{{NAME}}` placeholders; a placeholder without a value, or a value without a placeholder, is a bug. */
 export function renderTemplate(template: string, values: Readonly<Record<string, string | number>>): string {
   const used = new Set<string>();
-  const out = template.replace(/\{\{([A-Z_]+)\}\}/g, (_, name: string) => {
+  const out = template.replace(/\{\{([A-Z0-9_]+)\}\}/g, (_, name: string) => {
     const v = values[name];
     if (v === undefined) throw new Error(`template placeholder {{${name}}} has no value`);
     used.add(name);

@@ -48,3 +48,27 @@ describe('the read-only ClickHouse endpoint', () => {
     expect(endpoints({ TRAWL_HOME: mkdtempSync(join(tmpdir(), 'trawl-endpoints-')) }).clickhouseReadUrl).toBe('http://127.0.0.1:8123');
   });
 });
+
+describe('service logs', () => {
+  it('carry no password of a configured endpoint, whatever the log line quotes', async () => {
+    const { createLogger } = await import('../logger.ts');
+    const home = mkdtempSync(join(tmpdir(), 'trawl-log-'));
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      const logger = createLogger('test', { TRAWL_HOME: home, DATABASE_URL: 'postgres://trawl:pg-Secret-1@127.0.0.1:5432/trawl' });
+      logger.error({ err: new Error('connect failed for postgres://trawl:pg-Secret-1@127.0.0.1:5432/trawl') }, 'start failed, password pg-Secret-1');
+      logger.flush();
+    } finally {
+      process.stdout.write = write;
+    }
+    const out = lines.join('');
+    expect(out).toContain('start failed');
+    expect(out).not.toContain('pg-Secret-1');
+    expect(out).toContain('postgres://trawl:***@127.0.0.1:5432/trawl');
+  });
+});

@@ -6,6 +6,8 @@
 import net from 'node:net';
 import pg from 'pg';
 import { endpoints, type Endpoints } from '../config/endpoints.ts';
+import { httpTarget } from '../config/http-credentials.ts';
+import { redactUrl } from '../config/redact.ts';
 import { StackUnavailableError } from '../errors.ts';
 import { ensureDatabase } from './database.ts';
 
@@ -23,9 +25,10 @@ function tcpAnswers(hostPort: string, timeoutMs = 2_000): Promise<boolean> {
   });
 }
 
-async function registryAnswers(url: string): Promise<boolean> {
+async function registryAnswers(endpoint: string): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/subjects`, { signal: AbortSignal.timeout(3_000) });
+    const { url, authorization } = httpTarget(endpoint);
+    const res = await fetch(`${url.replace(/\/+$/, '')}/subjects`, { headers: authorization ? { authorization } : {}, signal: AbortSignal.timeout(3_000) });
     return res.ok;
   } catch {
     return false;
@@ -57,8 +60,8 @@ export interface StackNeeds {
 export async function requireStack(needs: StackNeeds = { kafka: true, registry: true, postgres: true }, ep: Endpoints = endpoints(), patienceMs = 20_000): Promise<Endpoints> {
   let checks: [string, () => Promise<boolean>][] = [];
   if (needs.kafka) checks.push([`Kafka at ${ep.kafkaBrokers.join(',')}`, () => tcpAnswers(ep.kafkaBrokers[0] ?? '127.0.0.1:9092')]);
-  if (needs.registry) checks.push([`schema registry at ${ep.schemaRegistryUrl}`, () => registryAnswers(ep.schemaRegistryUrl)]);
-  if (needs.postgres) checks.push([`Postgres at ${ep.databaseUrl.replace(/:[^:@/]*@/, ':***@')}`, () => postgresAnswers(ep.databaseUrl)]);
+  if (needs.registry) checks.push([`schema registry at ${redactUrl(ep.schemaRegistryUrl)}`, () => registryAnswers(ep.schemaRegistryUrl)]);
+  if (needs.postgres) checks.push([`Postgres at ${redactUrl(ep.databaseUrl)}`, () => postgresAnswers(ep.databaseUrl)]);
   const until = Date.now() + patienceMs;
   for (;;) {
     const answers = await Promise.all(checks.map(([, check]) => check()));

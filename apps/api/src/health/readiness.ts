@@ -3,7 +3,7 @@
  * deadline and the checks run in parallel, so one hung dependency costs one timeout, not a sum.
  * Their errors are redacted of credentials here, once, for every place that shows them.
  */
-import type { createKafka, Endpoints } from '@trawl/streams';
+import { httpTarget, type createKafka, type Endpoints } from '@trawl/streams';
 import type { Pool } from '@trawl/store';
 import { redactCredentials } from './redact-credentials.ts';
 
@@ -43,23 +43,12 @@ export async function runChecks(checks: ReadinessChecks, timeoutMs = 2_000): Pro
   return Object.fromEntries(entries);
 }
 
-/**
- * GETs `url`; credentials in it (`http://user:password@host/`) go in an Authorization header,
- * since fetch refuses URLs that carry them.
- */
-async function httpOk(url: string, signal: AbortSignal): Promise<void> {
-  const target = new URL(url);
-  const headers: Record<string, string> = {};
-  if (target.username || target.password) {
-    const user = decodeURIComponent(target.username);
-    const password = decodeURIComponent(target.password);
-    headers.authorization = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-    target.username = '';
-    target.password = '';
-  }
-  const res = await fetch(target, { signal, headers });
+/** fetch refuses URLs with credentials: they travel as a Basic header, and no message names them. */
+async function httpOk(endpoint: string, signal: AbortSignal): Promise<void> {
+  const { url, authorization } = httpTarget(endpoint);
+  const res = await fetch(url, { signal, headers: authorization ? { authorization } : {} });
   await res.arrayBuffer();
-  if (!res.ok) throw new Error(`${target.origin}${target.pathname} answered ${res.status}`);
+  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
 }
 
 type Kafka = ReturnType<typeof createKafka>;

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { endOffsets, endpoints, repoRoot, subscribeLive, trawlHome, type LiveEvent, type LiveSubscription } from '@trawl/streams';
+import { endOffsets, endpoints, httpTarget, repoRoot, subscribeLive, trawlHome, type LiveEvent, type LiveSubscription } from '@trawl/streams';
 import { crawlSpec } from '@trawl/store';
 import type { JobCompleted, JobFailed } from '@trawl/schemas';
 import { Pipeline, type AppName, type Child } from '@trawl/e2e';
@@ -322,7 +322,8 @@ export class TrawlContender {
 }
 
 async function dropClickhouseDatabase(name: string): Promise<void> {
-  await fetch(endpoints().clickhouseUrl, { method: 'POST', body: `DROP DATABASE IF EXISTS ${name}` }).catch(() => undefined);
+  const ch = httpTarget(endpoints().clickhouseUrl);
+  await fetch(ch.url, { method: 'POST', body: `DROP DATABASE IF EXISTS ${name}`, headers: ch.authorization ? { authorization: ch.authorization } : {} }).catch(() => undefined);
 }
 
 function sumOffsets(ends: Map<string, bigint>): bigint {

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { endpoints } from '@trawl/streams';
+import { endpoints, redactUrl, stackEnvFile } from '@trawl/streams';
 import { JOB_BOARD_SPEC } from '@trawl/demo-site';
 import { ApiClient, ApiRequestError, apiBaseUrl } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
@@ -81,7 +81,7 @@ export async function demo(): Promise<number> {
     `  this job       npx trawl logs ${status?.job_id ?? '<id>'}   ·   ${base}/jobs/${status?.job_id ?? '<id>'}/items?format=csv`,
     `  jobs           npx trawl jobs`,
     `  metrics        ${base}/metrics   (Prometheus; send the key as a Bearer token)`,
-    `  dashboards     ${base}/#/metrics   ·   SQL in infra/clickhouse/dashboards/ against ${ep.clickhouseUrl} (database ${ep.clickhouseDatabase})`,
+    `  dashboards     ${base}/#/metrics   ·   SQL in infra/clickhouse/dashboards/ against ${redactUrl(ep.clickhouseReadUrl)} (database ${ep.clickhouseDatabase}; credentials in ${stackEnvFile()})`,
     `  logs           .trawl/logs/   ·   stop everything: npx trawl down`,
   ];
   process.stdout.write(where.join('\n') + '\n');

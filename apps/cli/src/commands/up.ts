@@ -7,7 +7,7 @@ import { apiBaseUrl } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
 import { styleFor } from '../lib/format.ts';
 import { isInstalled, serviceCatalogue } from '../services/catalogue.ts';
-import { lastLogLines, serviceState, startService, staysUp } from '../services/supervisor.ts';
+import { lastLogLines, serviceState, startService, staysUp, stopService } from '../services/supervisor.ts';
 import { compileAndReport } from './build.ts';
 
 /** The port the bundled demo site listens on: TRAWL_DEMO_PORT, default 8090. */
@@ -64,6 +64,15 @@ export async function up(): Promise<void> {
     err.write(s.yellow(`! ${spec.name}: apps/${spec.app}/src/main.ts does not exist yet — skipped\n`));
     return false;
   });
+  // Services read their endpoints (credentials included) once, at start: when this `up` changed
+  // stack.env (new credentials on a stack made before it had any, a moved port), the running ones
+  // hold stale endpoints and are restarted.
+  if (report.envChanged) {
+    for (const spec of installed.filter((x) => serviceState(x).running || serviceState(x).keeperPid !== null)) {
+      await stopService(spec);
+      err.write(`${s.yellow('↻')} ${spec.name} stopped to restart: the stack's endpoints changed (${report.envFile})\n`);
+    }
+  }
   const toStart = installed.filter((spec) => {
     const st = serviceState(spec);
     return !st.running && st.keeperPid === null;

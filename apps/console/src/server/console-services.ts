@@ -18,7 +18,7 @@ import { ClickHouseReader } from './clickhouse/clickhouse-client.ts';
 export type Kafka = ReturnType<typeof createKafka>;
 
 export interface ConsoleOptions {
-  /** ClickHouse with the analytics tables; default: CLICKHOUSE_URL / CLICKHOUSE_DATABASE. */
+  /** ClickHouse with the analytics tables; default: CLICKHOUSE_READ_URL (the read-only user) / CLICKHOUSE_DATABASE. */
   readonly clickhouse?: { readonly url: string; readonly database: string };
   readonly kafka?: Kafka;
   readonly codec?: EventCodec;
@@ -58,7 +58,7 @@ export class ConsoleServices {
 
   clickhouse(): ClickHouseReader {
     if (!this.chReader) {
-      const ep = this.options.clickhouse ?? { url: endpoints().clickhouseUrl, database: endpoints().clickhouseDatabase };
+      const ep = this.options.clickhouse ?? { url: endpoints().clickhouseReadUrl, database: endpoints().clickhouseDatabase };
       this.chReader = new ClickHouseReader({ url: ep.url, database: ep.database });
     }
     return this.chReader;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { endpoints, repoRoot } from '@trawl/streams';
+import { endpoints, httpTarget, repoRoot } from '@trawl/streams';
 
 export interface ScratchClickHouse {
   readonly url: string;
@@ -31,9 +31,10 @@ export function factsDdl(): string[] {
 export async function scratchClickHouse(label: string, url: string = endpoints().clickhouseUrl): Promise<ScratchClickHouse> {
   const database = `trawl_${label}_${randomBytes(4).toString('hex')}`;
   const send = async (sql: string, db: string | null = database): Promise<string> => {
-    const u = new URL(url);
+    const target = httpTarget(url);
+    const u = new URL(target.url);
     if (db) u.searchParams.set('database', db);
-    const res = await fetch(u, { method: 'POST', body: sql, signal: AbortSignal.timeout(120_000) });
+    const res = await fetch(u, { method: 'POST', body: sql, headers: target.authorization ? { authorization: target.authorization } : {}, signal: AbortSignal.timeout(120_000) });
     const text = await res.text();
     if (!res.ok) throw new Error(`ClickHouse: ${text.slice(0, 500)}`);
     return text;

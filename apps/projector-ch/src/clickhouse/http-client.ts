@@ -18,12 +18,15 @@ export interface ClickHouseOptions {
 
 export class ClickHouse {
   readonly database: string;
+  /** As given, credentials included: withDatabase makes its copy from it. */
+  private readonly url: string;
   private readonly base: URL;
   private readonly auth: string | undefined;
   private readonly agent: Agent;
   private readonly timeoutMs: number;
 
   constructor(options: ClickHouseOptions) {
+    this.url = options.url;
     const u = new URL(options.url);
     this.auth = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
     u.username = '';
@@ -36,14 +39,9 @@ export class ClickHouse {
     this.agent = new Agent({ keepAliveTimeout: 2_000, keepAliveMaxTimeout: 2_500, connections: 8, connectTimeout: 5_000 });
   }
 
-  /** The same server, another database (a replay's shadow). */
+  /** The same server and user, another database (a replay's shadow). */
   withDatabase(database: string): ClickHouse {
-    return new ClickHouse({ url: this.urlString(), database, timeoutMs: this.timeoutMs });
-  }
-
-  private urlString(): string {
-    const u = new URL(this.base.toString());
-    return u.toString();
+    return new ClickHouse({ url: this.url, database, timeoutMs: this.timeoutMs });
   }
 
   /** `database` null: none chosen (server-level statements, or one that may not exist yet). */
