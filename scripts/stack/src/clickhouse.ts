@@ -189,7 +189,12 @@ export async function clickhouseUp(ctx: StackContext, creds: StackCredentials): 
   const owned = ownedPid(ctx.runDir, PART, marker);
   if (owned) {
     const changed = renderUsers(ctx, l.dir, creds);
-    const ok = await waitFor(() => version(writer), { timeoutMs: 30_000, alive: () => isAlive(owned) });
+    // New users take effect when the server rereads the file (within seconds): until a query
+    // without a password is refused, an older, open users.xml may still be the one in force.
+    const ok = await waitFor(async () => (changed && (await clickhouseQuery(url, 'SELECT 1')).status === 200 ? undefined : version(writer)), {
+      timeoutMs: 30_000,
+      alive: () => isAlive(owned),
+    });
     if (!ok.ok) {
       throw new PartStartError(PART, `the server (pid ${owned}) runs but does not answer on ${url}${changed ? ' with the users just written' : ''}`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([l.errorLog, l.stdout]) });
     }

@@ -1,11 +1,14 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvFile, repoRoot } from '@trawl/streams';
-import { clickhouseTemplateValues, renderTemplate } from '../src/clickhouse.ts';
+import { clickhouseTemplateValues, clickhouseUrls, clickhouseUserValues, renderTemplate } from '../src/clickhouse.ts';
+import { ACCOUNTS, type StackCredentials } from '../src/credentials.ts';
 import { newClusterId, renderServerProperties } from '../src/kafka.ts';
+import { renderPgHba } from '../src/postgres-access.ts';
 import { renderClusterConf } from '../src/postgres.ts';
-import { registryJavaArgs } from '../src/registry.ts';
+import { registryAuthEnv, registryJavaArgs, registryUrl } from '../src/registry.ts';
 
 describe('Kafka server.properties', () => {
   const props = parseEnvFile(renderServerProperties({ port: 19092, controllerPort: 19093, dataDir: '/x/kafka/data' }));
@@ -71,9 +74,26 @@ describe('ClickHouse config template', () => {
     expect(() => renderTemplate('{{A}}', { A: 1, C: 2 })).toThrow(/no placeholder for C/);
   });
 
-  it('ships users.xml with a passwordless default user reachable from loopback only', () => {
-    const users = readFileSync(join(repoRoot, 'infra', 'clickhouse', 'users.xml'), 'utf8');
-    expect(users).toMatch(/<networks>\s*<ip>::1<\/ip>\s*<ip>127\.0\.0\.1<\/ip>\s*<\/networks>/);
+  it('renders users.xml: every user needs its password (as SHA-256), from loopback only; the reader is readonly=2', () => {
+    const creds = { TRAWL_CLICKHOUSE_ADMIN_PASSWORD: 'admin-pw', TRAWL_CLICKHOUSE_PASSWORD: 'writer-pw', TRAWL_CLICKHOUSE_READER_PASSWORD: 'reader-pw' } as StackCredentials;
+    const users = renderTemplate(readFileSync(join(repoRoot, 'infra', 'clickhouse', 'users.xml'), 'utf8'), clickhouseUserValues(creds));
+    const user = (name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(users.slice(users.indexOf('<users>')))?.[1] ?? '';
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+    expect(user('default')).toContain(`<password_sha256_hex>${sha('admin-pw')}</password_sha256_hex>`);
+    expect(user(ACCOUNTS.clickhouseWriter)).toContain(`<password_sha256_hex>${sha('writer-pw')}</password_sha256_hex>`);
+    expect(user(ACCOUNTS.clickhouseReader)).toContain(`<password_sha256_hex>${sha('reader-pw')}</password_sha256_hex>`);
+    expect(user(ACCOUNTS.clickhouseReader)).toContain('<profile>reader</profile>');
+    expect(users).toMatch(/<reader>\s*<readonly>2<\/readonly>/);
+    for (const name of ['default', ACCOUNTS.clickhouseWriter, ACCOUNTS.clickhouseReader]) {
+      expect(user(name)).toMatch(/<networks>\s*<ip>::1<\/ip>\s*<ip>127\.0\.0\.1<\/ip>\s*<\/networks>/);
+      expect(user(name)).not.toMatch(/<password>/);
+    }
+    expect(users).not.toMatch(/admin-pw|writer-pw|reader-pw/);
+  });
+
+  it('hands services the writer and the reader as URLs with their credentials', () => {
+    const creds = { TRAWL_CLICKHOUSE_PASSWORD: 'w1', TRAWL_CLICKHOUSE_READER_PASSWORD: 'r1' } as StackCredentials;
+    expect(clickhouseUrls('http://127.0.0.1:18123', creds)).toEqual({ CLICKHOUSE_URL: 'http://trawl:w1@127.0.0.1:18123', CLICKHOUSE_READ_URL: 'http://trawl_reader:r1@127.0.0.1:18123' });
   });
 });
 
@@ -83,6 +103,18 @@ describe('Postgres private cluster settings', () => {
     expect(conf).toContain("listen_addresses = '127.0.0.1'");
     expect(conf).toContain('port = 5433');
     expect(conf).toContain("unix_socket_directories = ''");
+    expect(conf).toContain("password_encryption = 'scram-sha-256'");
+  });
+
+  it('ask every connection for a SCRAM password (pg_hba.conf)', () => {
+    const rules = renderPgHba()
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'))
+      .map((l) => l.split(/\s+/));
+    expect(rules).toEqual([
+      ['host', 'all', 'all', '127.0.0.1/32', 'scram-sha-256'],
+      ['host', 'all', 'all', '::1/128', 'scram-sha-256'],
+    ]);
   });
 });
 
@@ -111,5 +143,21 @@ describe('registry JVM arguments', () => {
 
   it('never carry the database password, which would show in ps', () => {
     expect(args.join(' ')).not.toContain('sekret');
+  });
+
+  it('require Basic authentication everywhere but /health, the user and its password in the environment only', () => {
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '-Dquarkus.security.users.embedded.enabled=true',
+        '-Dquarkus.http.auth.basic=true',
+        '-Dquarkus.http.auth.permission.everything.paths=/*',
+        '-Dquarkus.http.auth.permission.everything.policy=authenticated',
+        '-Dquarkus.http.auth.permission.health.paths=/health/*',
+        '-Dquarkus.http.auth.permission.health.policy=permit',
+      ]),
+    );
+    const creds = { TRAWL_REGISTRY_PASSWORD: 'reg-pw' } as StackCredentials;
+    expect(registryAuthEnv(creds)).toEqual({ QUARKUS_SECURITY_USERS_EMBEDDED_USERS_TRAWL: 'reg-pw', QUARKUS_SECURITY_USERS_EMBEDDED_ROLES_TRAWL: 'sr-admin' });
+    expect(registryUrl('http://127.0.0.1:18081/apis/ccompat/v7', creds)).toBe('http://trawl:reg-pw@127.0.0.1:18081/apis/ccompat/v7');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A second, private stack under its own TRAWL_HOME, whose Kafka, registry and Postgres are the
  * shared stack's given through environment variables (so "external"), and whose ClickHouse runs
- * on free ports. It proves, without disturbing the shared stack: user endpoints are used and not
+ * on free ports, with the stack's generated users. It proves, without disturbing the shared stack: user endpoints are used and not
  * started, non-default choices land in stack.env, concurrent `up`s start a part once, and `down`
  * stops only what `up` started.
  */
@@ -68,16 +68,19 @@ describe('a stack with external endpoints and its own ClickHouse', () => {
     expect([action(a.steps, 'clickhouse'), action(b.steps, 'clickhouse')].sort()).toEqual(['reused', 'started']);
   });
 
-  it('writes its non-default ClickHouse to stack.env, where endpoints() finds it', () => {
-    const withoutUrl = { ...env, CLICKHOUSE_URL: undefined };
-    expect(endpoints(withoutUrl).clickhouseUrl).toBe(`http://127.0.0.1:${httpPort}`);
+  it('writes its non-default ClickHouse to stack.env, with the writer’s and the reader’s credentials, where endpoints() finds it', () => {
+    const withoutUrl = { ...env, CLICKHOUSE_URL: undefined, CLICKHOUSE_READ_URL: undefined };
+    const writer = new URL(endpoints(withoutUrl).clickhouseUrl);
+    const reader = new URL(endpoints(withoutUrl).clickhouseReadUrl);
+    expect([writer.host, writer.username, writer.password.length > 20]).toEqual([`127.0.0.1:${httpPort}`, 'trawl', true]);
+    expect([reader.host, reader.username, reader.password.length > 20]).toEqual([`127.0.0.1:${httpPort}`, 'trawl_reader', true]);
   });
 
   it('reports its own ClickHouse with pid and memory', async () => {
     const status = await stackStatus({ env });
     expect(status.ok).toBe(true);
     const ch = status.parts.find((p) => p.part === 'clickhouse');
-    expect(ch).toMatchObject({ state: 'up', ours: true, endpoint: `http://127.0.0.1:${httpPort}` });
+    expect(ch).toMatchObject({ state: 'up', ours: true, endpoint: `http://trawl:***@127.0.0.1:${httpPort}` });
     expect(ch?.rssMb).toBeGreaterThan(0);
   });
 

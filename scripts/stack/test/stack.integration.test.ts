@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { createKafka, createLogger, endpoints, topicCatalogue } from '@trawl/streams';
+import { authHeaders, createKafka, createLogger, endpoints, httpTarget, topicCatalogue } from '@trawl/streams';
 import { stackStatus, stackUp, type StackUpReport } from '../src/index.ts';
 import { chromiumVersion } from '../src/chromium.ts';
 import { clickhouseQuery } from '../src/clickhouse.ts';
@@ -78,15 +78,20 @@ describe('kafka', () => {
 
 describe('schema registry (Confluent API)', () => {
   const headers = { 'content-type': 'application/vnd.schemaregistry.v1+json' };
+  /** fetch refuses URLs with credentials: the registry's go in a header. */
+  const registry = (path: string, init: RequestInit = {}): Promise<Response> => {
+    const target = httpTarget(ep().schemaRegistryUrl);
+    return fetch(`${target.url.replace(/\/+$/, '')}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), ...authHeaders(ep().schemaRegistryUrl) } });
+  };
   const record = (fields: object[]): string => JSON.stringify({ type: 'record', name: 'Probe', namespace: 'trawl.stacktest', fields });
 
   async function register(subject: string, schema: string): Promise<{ status: number; body: { id?: number; error_code?: number } }> {
-    const res = await fetch(`${ep().schemaRegistryUrl}/subjects/${subject}/versions`, { method: 'POST', headers, body: JSON.stringify({ schema }) });
+    const res = await registry(`/subjects/${subject}/versions`, { method: 'POST', headers, body: JSON.stringify({ schema }) });
     return { status: res.status, body: (await res.json()) as { id?: number; error_code?: number } };
   }
 
   it('has global compatibility BACKWARD', async () => {
-    const res = await fetch(`${ep().schemaRegistryUrl}/config`);
+    const res = await registry('/config');
     expect(res.status).toBe(200);
     expect(((await res.json()) as { compatibilityLevel: string }).compatibilityLevel).toBe('BACKWARD');
   });
@@ -106,11 +111,11 @@ describe('schema registry (Confluent API)', () => {
       const incompatible = await register(subject, record([{ name: 'url', type: 'string' }, { name: 'depth', type: 'int', default: 0 }, { name: 'status', type: 'int' }]));
       expect(incompatible.status).toBe(409);
 
-      const byId = await fetch(`${ep().schemaRegistryUrl}/schemas/ids/${v1.body.id}`);
+      const byId = await registry(`/schemas/ids/${v1.body.id}`);
       expect(byId.status).toBe(200);
     } finally {
-      await fetch(`${ep().schemaRegistryUrl}/subjects/${subject}`, { method: 'DELETE' });
-      await fetch(`${ep().schemaRegistryUrl}/subjects/${subject}?permanent=true`, { method: 'DELETE' });
+      await registry(`/subjects/${subject}`, { method: 'DELETE' });
+      await registry(`/subjects/${subject}?permanent=true`, { method: 'DELETE' });
     }
   });
 });
