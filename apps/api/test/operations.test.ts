@@ -76,7 +76,7 @@ describe('operations', () => {
     // ClickHouse's /ping answers whoever asks; what matters is that fetch got a URL it accepts.
     expect(clickhouse).toMatchObject({ ok: true });
     const failing = await runChecks({ x: async () => { throw new Error('connect ECONNREFUSED postgres://trawl:pw-123@db:5432/trawl'); } });
-    expect(failing.x!.error).toBe('connect ECONNREFUSED postgres://[redacted]@db:5432/trawl');
+    expect(failing.x!.error).toBe('connect ECONNREFUSED postgres://trawl:***@db:5432/trawl');
   });
 
   it('the operator port answers /metrics, /healthz and /readyz in full without a key', async () => {

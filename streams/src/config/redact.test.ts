@@ -29,6 +29,20 @@ describe('redaction of credentials in endpoints', () => {
   });
 });
 
+describe('redaction of credentials in free text', () => {
+  it.each([
+    ['connect ECONNREFUSED postgres://trawl:s3cret@db.internal:5432/trawl', 'connect ECONNREFUSED postgres://trawl:***@db.internal:5432/trawl'],
+    ['http://reader:p%40ss@127.0.0.1:8123/ping answered 401', 'http://reader:***@127.0.0.1:8123/ping answered 401'],
+    ['http://127.0.0.1:8123/?user=writer&password=hunter2&query=1', 'http://127.0.0.1:8123/?user=writer&password=***&query=1'],
+    ['/events?access_token=abc123&x=1', '/events?access_token=***&x=1'],
+    ['two: postgres://a:b@h1/x and http://c:d@h2/', 'two: postgres://a:***@h1/x and http://c:***@h2/'],
+    ['no answer within 2000 ms', 'no answer within 2000 ms'],
+    ['mail me at someone@example.com', 'mail me at someone@example.com'],
+  ])('%s', (input, expected) => {
+    expect(redactText(input)).toBe(expected);
+  });
+});
+
 describe('HTTP endpoints with credentials', () => {
   it('splits user information into a Basic authorization header', () => {
     expect(httpTarget('http://trawl_reader:p%40ss@127.0.0.1:8123/')).toEqual({ url: 'http://127.0.0.1:8123/', authorization: `Basic ${Buffer.from('trawl_reader:p@ss').toString('base64')}` });

@@ -40,10 +40,13 @@ export function redactEndpoints(ep: Endpoints): Endpoints {
  * appears on its own: a client that prints its connection settings does not always print a URL.
  */
 export function redactText(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi, `$1${MASK}@`);
+  let out = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]*@/gi, `$1${MASK}@`).replace(SECRET_PARAMS, `$1${MASK}`);
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join(MASK);
   return out;
 }
+
+/** Query parameters that carry a secret in a URL (ClickHouse's `?password=`, a token in a link). */
+const SECRET_PARAMS = /([?&;](?:password|passwd|pwd|secret|token|access_token|api_key|apikey|key|sslpassword)=)[^&#;\s]*/gi;
 
 /** The passwords carried by the endpoints (percent-decoded, as a client would send them), for {@link redactText}. */
 export function endpointSecrets(ep: Endpoints): string[] {

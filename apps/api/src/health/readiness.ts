@@ -3,9 +3,8 @@
  * deadline and the checks run in parallel, so one hung dependency costs one timeout, not a sum.
  * Their errors are redacted of credentials here, once, for every place that shows them.
  */
-import { httpTarget, type createKafka, type Endpoints } from '@trawl/streams';
+import { httpTarget, redactText, type createKafka, type Endpoints } from '@trawl/streams';
 import type { Pool } from '@trawl/store';
-import { redactCredentials } from './redact-credentials.ts';
 
 export type ReadinessCheck = (signal: AbortSignal) => Promise<void>;
 export type ReadinessChecks = Readonly<Record<string, ReadinessCheck>>;
@@ -33,7 +32,7 @@ export async function runChecks(checks: ReadinessChecks, timeoutMs = 2_000): Pro
         return [name, { ok: true, ms: Math.round(performance.now() - started) }] as const;
       } catch (err) {
         // Endpoints may carry credentials, and error messages quote endpoints.
-        const error = redactCredentials(err instanceof Error ? err.message : String(err));
+        const error = redactText(err instanceof Error ? err.message : String(err));
         return [name, { ok: false, ms: Math.round(performance.now() - started), error }] as const;
       } finally {
         clearTimeout(timer);
