@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BodyTooLargeError } from '../errors.ts';
-import { AddressPolicy, parseAllowList } from '../safety/address-policy.ts';
+import { AddressPolicy } from '../safety/address-policy.ts';
+import { parseAllowList } from '../safety/allow-list.ts';
 import { startLocalServer, type LocalServer } from '../testing/local-server.ts';
 import { BrowserFetcher } from './browser-fetcher.ts';
 

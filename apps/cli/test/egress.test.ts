@@ -7,12 +7,12 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceEnv } from '@trawl/cli';
+import { Pipeline } from '@trawl/e2e';
 import { createJobBoard, JOB_BOARD_SPEC, serve, type RunningServer } from '@trawl/demo-site';
 import type { ItemExtracted, JobCompleted, PageFailed, PageFetched } from '@trawl/schemas';
 import { crawlSpec } from '@trawl/store';
 import { endpoints, httpTarget, type LoggedEvent } from '@trawl/streams';
-import { Pipeline } from '../src/pipeline.ts';
+import { serviceEnv } from '../src/index.ts';
 
 /** A throw-away database the attack page tries to drop: never the stack's own `trawl`. */
 const VICTIM_DB = `trawl_egress_${randomBytes(4).toString('hex')}`;
