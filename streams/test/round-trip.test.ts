@@ -4,6 +4,7 @@ import {
   EventCodec,
   EventProducer,
   endpoints,
+  httpTarget,
   provisionTopics,
   readEvents,
   readTopics,
@@ -86,7 +87,8 @@ describe('events through Kafka and the registry', () => {
       const name = m.headers['trawl-event']!.toString() as EventName;
       const value = m.value!;
       expect(value.readUInt8(0)).toBe(0);
-      const res = await fetch(`${endpoints().schemaRegistryUrl}/subjects/${encodeURIComponent(subjectFor(topic, name))}/versions/latest`);
+      const registry = httpTarget(`${endpoints().schemaRegistryUrl}/subjects/${encodeURIComponent(subjectFor(topic, name))}/versions/latest`);
+      const res = await fetch(registry.url, { headers: registry.authorization ? { authorization: registry.authorization } : {} });
       expect(res.status).toBe(200);
       const latest = (await res.json()) as { id: number };
       expect(value.readInt32BE(1), name).toBe(latest.id);

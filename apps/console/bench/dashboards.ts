@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { repoRoot } from '@trawl/streams';
+import { authHeaders, httpTarget, repoRoot } from '@trawl/streams';
 import { ClickHouseReader } from '../src/server/clickhouse/clickhouse-client.ts';
 import { loadDashboardQueries } from '../src/server/dashboards/dashboard-files.ts';
 import { resolveRange } from '../src/server/dashboards/metrics-params.ts';
@@ -199,7 +199,7 @@ if (!args.keep) await ch.drop();
 const report = {
   bench: 'dashboards',
   at: new Date().toISOString(),
-  clickhouse: (await fetch(`${ch.url}/?query=SELECT%20version()`).then((r) => r.text())).trim(),
+  clickhouse: (await fetch(`${httpTarget(ch.url).url.replace(/\/$/, '')}/?query=SELECT%20version()`, { headers: authHeaders(ch.url) }).then((r) => r.text())).trim(),
   // The machine is shared: its load says how much of these figures is waiting for a core.
   machine: { cores: availableParallelism(), load_average_1m_at_start: loadAtStart, load_average_1m_at_end: round(loadavg()[0]!) },
   data: { page_fetches: Number(counts!.pages), items: Number(counts!.items), jobs: Number(counts!.jobs), heavy_user_page_rows: Number(counts!.heavy), generate_ms: generateMs },

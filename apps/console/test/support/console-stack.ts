@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pipeline, type AppName } from '@trawl/e2e';
-import { endpoints, repoRoot, trawlHome } from '@trawl/streams';
+import { authHeaders, endpoints, httpTarget, repoRoot, trawlHome } from '@trawl/streams';
 
 export interface ConsoleStack {
   readonly pipeline: Pipeline;
@@ -98,16 +98,17 @@ export async function startConsoleStack(env: Readonly<Record<string, string>> = 
       return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
     },
     async ch<T>(sql: string) {
-      const u = new URL(chUrl);
+      const ch = httpTarget(chUrl);
+      const u = new URL(ch.url);
       u.searchParams.set('database', clickhouseDatabase);
-      const res = await fetch(u, { method: 'POST', body: `${sql}\nFORMAT JSONEachRow` });
+      const res = await fetch(u, { method: 'POST', body: `${sql}\nFORMAT JSONEachRow`, headers: authHeaders(chUrl) });
       const text = await res.text();
       if (!res.ok) throw new Error(text);
       return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
     },
     async stop() {
       await pipeline.stop();
-      await fetch(chUrl, { method: 'POST', body: `DROP DATABASE IF EXISTS ${clickhouseDatabase}` }).catch(() => undefined);
+      await fetch(httpTarget(chUrl).url, { method: 'POST', body: `DROP DATABASE IF EXISTS ${clickhouseDatabase}`, headers: authHeaders(chUrl) }).catch(() => undefined);
     },
   };
 }
