@@ -38,6 +38,24 @@ export class SchemaRegistryError extends StreamsError {
   }
 }
 
+/**
+ * The registry answered 404 for a schema id. Retried with backoff, never dead-lettered: the bytes
+ * may be fine and the registry wrong (restored empty, a wrong URL path, a proxy during a deploy, a
+ * replica behind its leader). `registryServesKnownIds` says whether the registry still answered
+ * for an id this process had resolved before (undefined when it had none to ask about).
+ */
+export class SchemaNotFoundError extends StreamsError {
+  readonly code = 'TRAWL_SCHEMA_NOT_FOUND';
+  readonly retriable = true;
+  constructor(
+    message: string,
+    readonly registryServesKnownIds?: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A handler's way to say "try again later": the message goes to the next retry tier. */
 export class RetriableError extends StreamsError {
   readonly code: string = 'TRAWL_RETRIABLE';
@@ -63,6 +81,26 @@ export class EventTooLargeError extends StreamsError {
   ) {
     super(message);
   }
+}
+
+/**
+ * A unit of work was stopped from outside after its wall-clock budget (the worker's page budget).
+ * The delivery has no outcome: it is retried like any retriable failure and counts towards the
+ * message's deliveries without an outcome, so one that never ends becomes poison.
+ */
+export class BudgetExceededError extends StreamsError {
+  readonly code = 'TRAWL_BUDGET_EXCEEDED';
+  readonly retriable = true;
+}
+
+/**
+ * The error of a poison dead letter: the message was delivered TRAWL_MAX_DELIVERIES times without
+ * an outcome (its handler crashed or blocked the process, or overran its budget). Its `cause` is
+ * the last known failure, when one is known.
+ */
+export class PoisonMessageError extends StreamsError {
+  readonly code = 'TRAWL_POISON';
+  readonly retriable = false;
 }
 
 /** An option given to a consumer, projection or helper is invalid: a programming error, thrown at start. */

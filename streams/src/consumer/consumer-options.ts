@@ -1,6 +1,7 @@
 /**
  * Options of runEventConsumer, their defaults, and the reasoning behind each default.
  */
+import type pg from 'pg';
 import type { Kafka, PartitionAssigner } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { EventCodec } from '../registry/event-codec.ts';
@@ -13,6 +14,7 @@ import type { MetricsRegistry } from '../metrics/metrics-registry.ts';
 import { TOPICS } from '../topics/catalogue.ts';
 import { InvalidOptionError } from '../errors.ts';
 import type { EventHandler } from './consumed-event.ts';
+import { maxDeliveriesOf } from './delivery-counter.ts';
 
 export interface EventConsumerOptions {
   /** Names the consumer in logs and metrics (`consumer` label); unique per process. */
@@ -46,8 +48,16 @@ export interface EventConsumerOptions {
   readonly retryTiers?: readonly RetryTier[];
   /** Default `trawl.events.dlq`; the fetch consumer uses `trawl.fetch.dlq`. */
   readonly deadLetterTopic?: string;
-  /** Called after a dead letter is written (and before its offset may be committed). */
+  /** Called after a dead letter is written (and before its offset may be committed); retried until it succeeds. */
   readonly onDeadLetter?: (deadLetter: DeadLetter) => Promise<void> | void;
+  /**
+   * Deliveries without an outcome (the process died in the handler, or it overran its budget)
+   * after which a message is dead-lettered as `poison`. Default TRAWL_MAX_DELIVERIES, else 3.
+   */
+  readonly maxDeliveries?: number;
+  /** Where re-reads' deliveries are counted: a pool to share, else one made from databaseUrl (DATABASE_URL) on first use. */
+  readonly pool?: pg.Pool;
+  readonly databaseUrl?: string;
   /** Periodic commit. Default 1000 ms. Backpressure and rebalances commit sooner. */
   readonly commitIntervalMs?: number;
   readonly sessionTimeoutMs?: number;
@@ -83,6 +93,7 @@ export interface ResolvedConsumerOptions {
   readonly maxBuffered: number;
   readonly retryTiers: readonly RetryTier[];
   readonly deadLetterTopic: string;
+  readonly maxDeliveries: number;
   readonly fromBeginning: boolean;
   readonly commitIntervalMs: number;
   readonly sessionTimeoutMs: number;
@@ -124,6 +135,7 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
     maxBuffered: positiveInt('maxBuffered', o.maxBuffered, 10_000),
     retryTiers,
     deadLetterTopic,
+    maxDeliveries: maxDeliveriesOf(o.maxDeliveries),
     fromBeginning: o.fromBeginning ?? true,
     commitIntervalMs: positiveInt('commitIntervalMs', o.commitIntervalMs, 1_000),
     sessionTimeoutMs,

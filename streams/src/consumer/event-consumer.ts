@@ -25,8 +25,16 @@
  * are abandoned: queued messages dropped, running handlers signalled through `event.signal`, and
  * nothing of theirs committed again. Their uncommitted messages go to the new owner — the
  * duplicates at-least-once allows, at most the window per partition.
+ *
+ * Re-reads. The window is also what a previous owner may have started: when a partition the group
+ * has committed before is taken on, its first maxUncommittedPerPartition offsets are re-reads,
+ * and their deliveries are counted (delivery-verdict.ts) so that a message that kills its process
+ * is dead-lettered as poison instead of killing every owner in turn. Past the window nothing is
+ * counted: the hot path pays a comparison per message. A partition the group never committed has
+ * nothing to re-read; its start is committed before anything runs, so a member that dies on its
+ * first messages leaves a commit behind and its successor counts them.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { createKafka } from '../kafka/client.ts';
 import { createLogger } from '../logger.ts';
@@ -43,7 +51,9 @@ import { PauseControl, tpKey } from './pause-control.ts';
 import { OffsetCommitter, groupOffsetsByTopic } from './offset-committer.ts';
 import { OwnedPartitions, type PartitionState } from './owned-partitions.ts';
 import { HeartbeatKeeper } from './heartbeat-keeper.ts';
-import { MessageProcessor, type IncomingMessage } from './message-processor.ts';
+import { MessageProcessor, type IncomingMessage, type RereadWindow } from './message-processor.ts';
+import { DeliveryCounter } from './delivery-counter.ts';
+import { Backoff, sleep } from '../util/backoff.ts';
 
 /** How long a consumer with nothing left to do waits before committing what it finished (see commitWhenQuiet). */
 const QUIET_COMMIT_MS = 100;
@@ -89,6 +99,11 @@ class ParallelConsumer implements EventConsumer {
   private readonly ownsProducer: boolean;
   private readonly metrics: ConsumerMetrics;
   private readonly processor: MessageProcessor;
+  private readonly deliveries: DeliveryCounter;
+  /** Reads the group's committed offsets when partitions are taken on (made on first use). */
+  private admin: Promise<Admin> | undefined;
+  /** The group's committed offsets as of the last assignment, by tpKey (-1: none). */
+  private committedAtJoin: Promise<Map<string, bigint>> | undefined;
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
   private quietCommit: NodeJS.Timeout | undefined;
@@ -122,6 +137,14 @@ class ParallelConsumer implements EventConsumer {
     this.producer = options.producer ?? new EventProducer({ kafka: this.kafka, logger: this.logger, codec });
     this.partitions = new OwnedPartitions({ concurrency: this.o.concurrency, keyOrdering: this.o.keyOrdering });
     this.metrics = new ConsumerMetrics(options.metrics ?? defaultMetrics, options.name, options.groupId, () => this.live());
+    this.deliveries = new DeliveryCounter({
+      groupId: options.groupId,
+      maxDeliveries: this.o.maxDeliveries,
+      ...(options.pool ? { pool: options.pool } : {}),
+      ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+      logger: this.logger,
+      backoff: this.o.retryBackoff,
+    });
     this.processor = new MessageProcessor({
       handler: options.handler,
       codec,
@@ -129,6 +152,7 @@ class ParallelConsumer implements EventConsumer {
       retryTiers: this.o.retryTiers,
       deadLetterTopic: this.o.deadLetterTopic,
       onDeadLetter: options.onDeadLetter,
+      deliveries: this.deliveries,
       backoff: this.o.retryBackoff,
       metrics: this.metrics,
       logger: this.logger,
@@ -208,8 +232,9 @@ class ParallelConsumer implements EventConsumer {
     if (this.assigned && !this.assigned.has(tpKey(batch.topic, batch.partition))) return;
     // The first batch of a partition starts where the group's commit (or the reset) put it.
     const fetched = (batch as unknown as { fetchedOffset?: string }).fetchedOffset ?? batch.messages[0]!.offset;
-    const state = this.partitions.get(batch.topic, batch.partition) ?? this.partitions.adopt(batch.topic, batch.partition, BigInt(fetched));
+    const state = this.partitions.get(batch.topic, batch.partition) ?? this.takeOn(batch.topic, batch.partition, BigInt(fetched));
     state.highWatermark = BigInt(batch.highWatermark);
+    const { rereadEnd, reread } = state;
 
     const now = Date.now();
     let resolved: string | undefined;
@@ -232,7 +257,7 @@ class ParallelConsumer implements EventConsumer {
         complete = false;
         break;
       }
-      state.tracker.accept(offset, orderKey(message.key), { topic: batch.topic, partition: batch.partition, message });
+      state.tracker.accept(offset, orderKey(message.key), { topic: batch.topic, partition: batch.partition, message, reread: offset < rereadEnd ? reread : undefined });
       this.buffered += 1;
       this.accepted += 1;
       resolved = message.offset;
@@ -240,6 +265,66 @@ class ParallelConsumer implements EventConsumer {
     if (complete) state.tracker.advanceTo(BigInt(batch.lastOffset()) + 1n);
     if (resolved !== undefined) payload.resolveOffset(resolved);
     this.pump();
+  }
+
+  /**
+   * Starts tracking a partition at its first batch, with its re-read window: the offsets a previous
+   * owner may have started (at most maxUncommittedPerPartition past the group's commit).
+   */
+  private takeOn(topic: string, partition: number, fetched: bigint): PartitionState<IncomingMessage> {
+    const state = this.partitions.adopt(topic, partition, fetched);
+    state.rereadEnd = fetched + BigInt(this.o.maxUncommittedPerPartition);
+    state.reread = this.rereadWindow(state, fetched);
+    return state;
+  }
+
+  private rereadWindow(state: PartitionState<IncomingMessage>, fetched: bigint): RereadWindow {
+    const counted = (async () => {
+      const backoff = new Backoff(this.o.retryBackoff);
+      for (;;) {
+        if (this.stopping || !this.partitions.isCurrent(state)) return false;
+        try {
+          const committed = (await this.committedOffsets()).get(state.key) ?? -1n;
+          if (committed >= 0n) {
+            this.deliveries.forgetBelow(state.topic, state.partition, committed);
+            return true;
+          }
+          // Never committed: nothing to re-read. Commit the start before anything runs here, so that
+          // a member dying on these first messages leaves its successor a window to count.
+          if (!this.groupCommit) throw new Error('no batch received from this group member yet');
+          await this.groupCommit([{ topic: state.topic, partition: state.partition, offset: String(fetched) }]);
+          return false;
+        } catch (err) {
+          this.committedAtJoin = undefined;
+          const delay = backoff.next();
+          this.logger.warn({ err, topic: state.topic, partition: state.partition, retryInMs: delay }, 'cannot tell whether the partition is re-read; its first messages wait');
+          await sleep(delay, state.abort.signal);
+        }
+      }
+    })();
+    return { counted };
+  }
+
+  private committedOffsets(): Promise<Map<string, bigint>> {
+    this.committedAtJoin ??= (async () => {
+      this.admin ??= (async () => {
+        const admin = this.kafka.admin();
+        await admin.connect();
+        return admin;
+      })().catch((err: unknown) => {
+        this.admin = undefined;
+        throw err;
+      });
+      const topics = [...this.sourceTopics, ...this.tierTopics];
+      const offsets = await (await this.admin).fetchOffsets({ groupId: this.groupId, topics });
+      const out = new Map<string, bigint>();
+      for (const { topic, partitions } of offsets) for (const p of partitions) out.set(tpKey(topic, p.partition), BigInt(p.offset));
+      return out;
+    })().catch((err: unknown) => {
+      this.committedAtJoin = undefined;
+      throw err;
+    });
+    return this.committedAtJoin;
   }
 
   /** Starts what may start, one partition at a time in turn, within the global limit. */
@@ -323,6 +408,8 @@ class ParallelConsumer implements EventConsumer {
       }
     }
     this.assigned = assigned;
+    // Partitions taken on from now read the group's offsets as this assignment left them.
+    this.committedAtJoin = undefined;
     this.metrics.assigned();
     this.logger.info({ assignment }, 'partitions assigned');
     this.readyState.resolve();
@@ -393,6 +480,8 @@ class ParallelConsumer implements EventConsumer {
       this.stopStatsLog();
       this.pauses.clear();
       await consumer?.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'consumer disconnect failed'));
+      await this.deliveries.close();
+      if (this.admin) await (await this.admin.catch(() => undefined))?.disconnect().catch(() => undefined);
       if (this.ownsProducer) await this.producer.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
       this.metrics.close();
       this.readyState.resolve();

@@ -5,26 +5,43 @@
  * it; `false` when the message was given up (its partition was revoked or shutdown timed out), in
  * which case it stays uncommitted and is delivered again to the partition's next owner.
  *
- * Outages are waited out in place with backoff — a registry that cannot be reached, a forward
- * that Kafka does not acknowledge — since they say nothing about the message itself.
+ * Outages are waited out in place with backoff — a registry that cannot be reached or does not
+ * know the schema id, a forward that Kafka does not acknowledge — since they say nothing about
+ * the message itself.
+ *
+ * Deliveries without an outcome (delivery-verdict.ts): a re-read's delivery is recorded before its
+ * handler runs, a suspect runs alone among suspects, and a message delivered TRAWL_MAX_DELIVERIES
+ * times without an outcome — its process died, or it overran its budget (BudgetExceededError) —
+ * is dead-lettered as `poison` instead of run again.
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import { isRetriable, UndecodableMessageError } from '../errors.ts';
+import { BudgetExceededError, isRetriable, PoisonMessageError, UndecodableMessageError } from '../errors.ts';
 import type { EventCodec, DecodedEvent } from '../registry/event-codec.ts';
 import type { EventProducer, RawMessage } from '../producer/event-producer.ts';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.ts';
 import { routeFailure } from '../retry/failure-route.ts';
 import type { RetryTier } from '../retry/retry-tiers.ts';
 import { deadLetterFor, retryRecordFor, type DeadLetter, type SourceMessage } from '../retry/dead-letter.ts';
-import { attemptOf, describeError, headerStrings, originOf, type DeadLetterReason } from '../retry/retry-headers.ts';
+import { attemptOf, describeError, headerString, headerStrings, originOf, TRAWL_HEADERS, unfinishedOf, type DeadLetterReason } from '../retry/retry-headers.ts';
 import type { ConsumedEvent, EventHandler } from './consumed-event.ts';
 import type { ConsumerMetrics } from '../metrics/consumer-metrics.ts';
+import type { DeliveryCounter } from './delivery-counter.ts';
+import type { MessagePosition } from './delivery-store.ts';
+import { afterUnfinished, carriedForward, deliveryVerdict, FIRST_DELIVERY, rereadHistory, type DeliveryHistory } from './delivery-verdict.ts';
+
+/** The first window of a partition after it was taken on: messages a previous member may have run. */
+export interface RereadWindow {
+  /** True once known that the group had committed the partition (its window is re-read); false for a partition the group never read. */
+  readonly counted: Promise<boolean>;
+}
 
 export interface IncomingMessage {
   readonly topic: string;
   readonly partition: number;
   readonly message: KafkaMessage;
+  /** Set when the message lies in its partition's re-read window. */
+  readonly reread: RereadWindow | undefined;
 }
 
 export interface MessageProcessorOptions {
@@ -34,6 +51,7 @@ export interface MessageProcessorOptions {
   readonly retryTiers: readonly RetryTier[];
   readonly deadLetterTopic: string;
   readonly onDeadLetter: ((deadLetter: DeadLetter) => Promise<void> | void) | undefined;
+  readonly deliveries: DeliveryCounter;
   readonly backoff: BackoffOptions;
   readonly metrics: ConsumerMetrics;
   readonly logger: Logger;
@@ -75,19 +93,87 @@ export class MessageProcessor {
       timestamp: incoming.message.timestamp,
       signal,
     };
+    const deliveries = this.o.deliveries;
+    let history: DeliveryHistory = FIRST_DELIVERY(unfinishedOf(source.headers));
+    // Where this message's deliveries are recorded, once there is something to record (a re-read).
+    let at: MessagePosition | undefined;
+    let isolated = false;
+    if (incoming.reread && (await incoming.reread.counted)) {
+      at = { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
+      history = rereadHistory(history.carried, await deliveries.recorded(at, signal));
+      if (signal.aborted) return false;
+      const verdict = deliveryVerdict(history, deliveries.max);
+      if (verdict.kind === 'poison') return this.poison(source, { attempts: attempt, unfinished: verdict.unfinished, cause: undefined, event: decoded.event, at }, signal);
+      this.o.metrics.reread(verdict.isolated);
+      isolated = verdict.isolated;
+    }
+    // A suspect holds the suspects' lane from its delivery until its outcome is durable.
+    const release = isolated ? await this.o.deliveries.turn() : undefined;
+    try {
+      if (signal.aborted) return false;
+      return await this.deliverAndRoute(source, attempt, decoded.event, base, history, at, isolated, signal);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async deliverAndRoute(
+    source: SourceMessage,
+    attempt: number,
+    event: DecodedEvent,
+    base: Omit<ConsumedEvent, 'attempt'>,
+    initial: DeliveryHistory,
+    counted: MessagePosition | undefined,
+    isolated: boolean,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const deliveries = this.o.deliveries;
+    let history = initial;
+    let at = counted;
+    let recordedHere = 0;
+    const deliver = async (current: number): Promise<boolean> => {
+      // Recorded before the handler runs: a process that dies in it leaves no chance after.
+      if (at && history.here + 1 !== recordedHere) {
+        if (!(await deliveries.record(at, history.here + 1, signal))) return false;
+        recordedHere = history.here + 1;
+      }
+      await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
+      return true;
+    };
+    const done = async (finished: boolean): Promise<boolean> => {
+      if (finished && at) {
+        if (isolated) await deliveries.forgetNow(at);
+        else deliveries.forget(at);
+      }
+      return finished;
+    };
+
     let backoff: Backoff | undefined; // only failures need one
     for (let current = attempt; ; ) {
       const started = performance.now();
       try {
-        await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
+        if (!(await deliver(current))) return false;
         this.o.metrics.processed(source.topic, performance.now() - started);
-        return true;
+        return await done(true);
       } catch (err) {
         if (signal.aborted) return false;
         const { errorClass, message } = describeError(err);
         this.o.metrics.handlerFailed(errorClass);
-        const route = routeFailure(err, current, this.o.retryTiers);
         const where = { topic: source.topic, partition: source.partition, offset: source.offset, attempt: current, errorClass, error: message };
+        let carried = carriedForward(history);
+        if (err instanceof BudgetExceededError) {
+          // No outcome: this delivery counts as one more that did not end.
+          const verdict = afterUnfinished(history, deliveries.max);
+          this.o.metrics.budgetOverrun();
+          if (verdict.kind === 'poison') {
+            return this.poison(source, { attempts: current, unfinished: verdict.unfinished, cause: err, event, at }, signal);
+          }
+          history = verdict.history;
+          carried = verdict.unfinished;
+          // A retry in place runs here again: from now on its deliveries are recorded.
+          at ??= { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
+        }
+        const route = routeFailure(err, current, this.o.retryTiers);
         if (route.kind === 'in-place') {
           const delay = (backoff ??= new Backoff(this.o.backoff)).next();
           this.o.logger.warn({ ...where, retryInMs: delay }, 'handler failed; retrying in place');
@@ -98,14 +184,38 @@ export class MessageProcessor {
         }
         if (route.kind === 'retry-tier') {
           this.o.logger.debug({ ...where, tier: route.tier.topic, dueAt: route.dueAt }, 'handler failed; forwarding to retry tier');
-          const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt }, err);
+          const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt, unfinished: carried }, err);
           if (!(await this.sendUntilAcknowledged(record, signal))) return false;
           this.o.metrics.retried(source.topic);
-          return true;
+          return await done(true);
         }
-        return this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event: decoded.event }, signal);
+        return await done(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event }, signal));
       }
     }
+  }
+
+  /**
+   * Dead-letters a message delivered too often without an outcome, with the last known cause: the
+   * budget it overran, else the failure an earlier tier recorded in its headers, else none (its
+   * process died while it ran).
+   */
+  private async poison(
+    source: SourceMessage,
+    info: { readonly attempts: number; readonly unfinished: number; readonly cause: unknown; readonly event: DecodedEvent; readonly at: MessagePosition | undefined },
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const earlier = headerString(source.headers, TRAWL_HEADERS.errorMessage);
+    const cause =
+      info.cause !== undefined
+        ? `last: ${describeError(info.cause).message}`
+        : earlier !== undefined
+          ? `its consumer's process ended while it ran; before that: ${headerString(source.headers, TRAWL_HEADERS.errorClass) ?? 'Error'}: ${earlier}`
+          : "its consumer's process ended while it ran (a crash, a kill, or an event loop blocked past the watchdog)";
+    const error = new PoisonMessageError(`delivered ${info.unfinished} times without an outcome; ${cause}`, info.cause === undefined ? undefined : { cause: info.cause });
+    this.o.metrics.poisoned(source.topic);
+    const finished = await this.deadLetter(source, { reason: 'poison', attempts: info.attempts, error, event: info.event }, signal);
+    if (finished && info.at) await this.o.deliveries.forgetNow(info.at);
+    return finished;
   }
 
   /** The decoded event, a decoding failure to dead-letter, or undefined when given up meanwhile. */
@@ -116,6 +226,7 @@ export class MessageProcessor {
         return { ok: true, event: await this.o.codec.decode(source.value) };
       } catch (err) {
         if (err instanceof UndecodableMessageError || !isRetriable(err)) return { ok: false, error: err };
+        this.o.metrics.decodeRetried(describeError(err).code ?? describeError(err).errorClass);
         const delay = (backoff ??= new Backoff(this.o.backoff)).next();
         this.o.logger.warn({ err, topic: source.topic, partition: source.partition, offset: source.offset, retryInMs: delay }, 'cannot decode yet (registry?); waiting');
         await sleep(delay, signal);
@@ -136,31 +247,33 @@ export class MessageProcessor {
     );
     if (!(await this.sendUntilAcknowledged(record, signal))) return false;
     this.o.metrics.deadLettered(source.topic);
-    if (this.o.onDeadLetter) await this.runHook(deadLetter, signal);
+    if (this.o.onDeadLetter) return this.runHook(deadLetter, signal);
     return true;
   }
 
   /**
-   * Runs the app's dead-letter hook (the worker emits PageFailed there). Retriable failures are
-   * retried: the dead letter is already written, and a crash before the hook succeeds re-delivers
-   * the message, so hooks must be idempotent (deterministic event ids). A non-retriable failure
-   * is logged and the message counts as handled, since the dead letter holds it.
+   * Runs the app's dead-letter hook (the worker emits PageFailed there: the outcome a job waits
+   * for). The dead letter is already written, and the message is not finished until the hook
+   * succeeded, so a crash before then re-delivers it: hooks must be idempotent (deterministic event
+   * ids). A failure is retried with backoff whatever its flag — a hook that says "never" would
+   * otherwise lose the outcome for good; it is logged as an error and counted
+   * (trawl_consumer_dead_letter_hook_failures_total), and holds its partition's commit point, so a
+   * hook that keeps failing shows as lag until it is fixed. False when given up (signal).
    */
-  private async runHook(deadLetter: DeadLetter, signal: AbortSignal): Promise<void> {
+  private async runHook(deadLetter: DeadLetter, signal: AbortSignal): Promise<boolean> {
     const backoff = new Backoff(this.o.backoff);
     for (;;) {
       try {
         await this.o.onDeadLetter!(deadLetter);
-        return;
+        return true;
       } catch (err) {
-        if (!isRetriable(err)) {
-          this.o.logger.error({ err, topic: deadLetter.topic, offset: deadLetter.offset }, 'onDeadLetter failed for good; the dead letter is written');
-          return;
-        }
         const delay = backoff.next();
-        this.o.logger.warn({ err, retryInMs: delay }, 'onDeadLetter failed; retrying');
+        const where = { err, topic: deadLetter.topic, partition: deadLetter.partition, offset: deadLetter.offset, reason: deadLetter.reason, retryInMs: delay };
+        this.o.metrics.deadLetterHookFailed();
+        if (isRetriable(err)) this.o.logger.warn(where, 'onDeadLetter failed; retrying');
+        else this.o.logger.error(where, 'onDeadLetter failed with a non-retriable error; retrying, since the outcome it owes would otherwise be lost');
         await sleep(delay, signal);
-        if (signal.aborted) return;
+        if (signal.aborted) return false;
       }
     }
   }

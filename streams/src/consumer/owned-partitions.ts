@@ -3,10 +3,12 @@
  * batch, giving one up when the group moves it (its queued messages dropped, its running
  * handlers signalled, nothing of it committed again), and what their commits and gauges are.
  */
+import { setMaxListeners } from 'node:events';
 import { PartitionTracker, type TrackedEntry } from './partition-tracker.ts';
 import { tpKey } from './pause-control.ts';
 import type { CommitTarget } from './offset-committer.ts';
 import type { PartitionSnapshot } from '../metrics/consumer-metrics.ts';
+import type { RereadWindow } from './message-processor.ts';
 
 export interface PartitionState<T> {
   readonly key: string;
@@ -16,6 +18,9 @@ export interface PartitionState<T> {
   /** Aborted when the partition is given up: handlers see it as `event.signal`. */
   readonly abort: AbortController;
   highWatermark: bigint | undefined;
+  /** Offsets below this one (from where the partition was taken on) are re-reads: see RereadWindow. */
+  rereadEnd: bigint;
+  reread: RereadWindow | undefined;
 }
 
 export class OwnedPartitions<T> {
@@ -38,13 +43,18 @@ export class OwnedPartitions<T> {
 
   /** Starts tracking a partition at the offset its first fetch started from. */
   adopt(topic: string, partition: number, startOffset: bigint): PartitionState<T> {
+    const abort = new AbortController();
+    // Every running handler of the partition may listen to it (concurrency: 64 by default).
+    setMaxListeners(0, abort.signal);
     const state: PartitionState<T> = {
       key: tpKey(topic, partition),
       topic,
       partition,
       tracker: new PartitionTracker<T>({ ...this.tracking, startOffset }),
-      abort: new AbortController(),
+      abort,
       highWatermark: undefined,
+      rereadEnd: startOffset,
+      reread: undefined,
     };
     this.states.set(state.key, state);
     return state;

@@ -51,6 +51,14 @@ export interface ConsumerStats {
   readonly retried: number;
   readonly deadLettered: number;
   readonly handlerFailures: number;
+  /** Re-reads whose delivery was recorded before they ran (after a restart or a rebalance). */
+  readonly rereads: number;
+  /** Handlers stopped at their budget (BudgetExceededError). */
+  readonly budgetOverruns: number;
+  /** Messages dead-lettered as poison (also counted in deadLettered). */
+  readonly poisoned: number;
+  /** Decodes waited out (registry unreachable, schema id not found). */
+  readonly decodeRetries: number;
   readonly commits: number;
   /** Assignments received from the group (1 + the rebalances this member went through). */
   readonly assignments: number;
@@ -88,6 +96,11 @@ export class ConsumerMetrics {
   private readonly handlerSeconds;
   private readonly commits;
   private readonly assignmentsCounter;
+  private readonly rereadsCounter;
+  private readonly overruns;
+  private readonly poisonCounter;
+  private readonly decodeRetries;
+  private readonly hookFailures;
 
   constructor(
     registry: MetricsRegistry,
@@ -101,6 +114,14 @@ export class ConsumerMetrics {
     this.handlerSeconds = registry.counter('trawl_consumer_handler_seconds_total', 'Time spent in successful handler calls.');
     this.commits = registry.counter('trawl_consumer_commits_total', 'Offset commits sent to the group coordinator.');
     this.assignmentsCounter = registry.counter('trawl_consumer_assignments_total', 'Partition assignments received (the first, then one per rebalance).');
+    this.rereadsCounter = registry.counter(
+      'trawl_consumer_rereads_total',
+      'Messages read again after a restart or rebalance whose delivery was recorded before they ran; isolated="true": suspects, run one at a time.',
+    );
+    this.overruns = registry.counter('trawl_consumer_budget_overruns_total', 'Handlers stopped at their wall-clock budget (a delivery without an outcome).');
+    this.poisonCounter = registry.counter('trawl_consumer_poisoned_total', 'Messages dead-lettered as poison: delivered TRAWL_MAX_DELIVERIES times without an outcome.');
+    this.decodeRetries = registry.counter('trawl_consumer_decode_retries_total', 'Decodes waited out and retried, by error code (registry unreachable, schema id not found).');
+    this.hookFailures = registry.counter('trawl_consumer_dead_letter_hook_failures_total', 'Failed calls of the onDeadLetter hook (each is retried).');
     const gauge = (name: string, help: string, pick: (s: LiveSnapshot) => Sample[]) =>
       this.removers.push(registry.gauge(name, help).collect(() => pick(this.live())));
     gauge('trawl_consumer_in_flight', 'Handlers running now.', (s) => [[this.labels, s.inFlight]]);
@@ -137,6 +158,26 @@ export class ConsumerMetrics {
     this.failures.inc({ ...this.labels, error_class: errorClass });
   }
 
+  reread(isolated: boolean): void {
+    this.rereadsCounter.inc({ ...this.labels, isolated: String(isolated) });
+  }
+
+  budgetOverrun(): void {
+    this.overruns.inc(this.labels);
+  }
+
+  poisoned(topic: string): void {
+    this.poisonCounter.inc({ ...this.labels, topic });
+  }
+
+  decodeRetried(errorCode: string): void {
+    this.decodeRetries.inc({ ...this.labels, error_code: errorCode });
+  }
+
+  deadLetterHookFailed(): void {
+    this.hookFailures.inc(this.labels);
+  }
+
   committed(): void {
     this.commits.inc(this.labels);
   }
@@ -155,6 +196,10 @@ export class ConsumerMetrics {
       retried: this.messages.sum({ ...this.labels, outcome: 'retried' }),
       deadLettered: this.messages.sum({ ...this.labels, outcome: 'dead_lettered' }),
       handlerFailures: this.failures.sum(this.labels),
+      rereads: this.rereadsCounter.sum(this.labels),
+      budgetOverruns: this.overruns.get(this.labels),
+      poisoned: this.poisonCounter.sum(this.labels),
+      decodeRetries: this.decodeRetries.sum(this.labels),
       commits: this.commits.get(this.labels),
       assignments: this.assignmentsCounter.get(this.labels),
       inFlight: live.inFlight,

@@ -37,13 +37,26 @@ export interface StoredOffset {
   readonly nextOffset: bigint;
 }
 
-/** The stored next offset, or 0 when the projection never applied anything of that partition. */
-export async function loadOffset(db: Queryable, projection: string, topic: string, partition: number): Promise<bigint> {
-  const { rows } = await db.query<{ next_offset: string }>(
-    `SELECT next_offset FROM ${OFFSETS_TABLE} WHERE projection = $1 AND topic = $2 AND partition = $3`,
+/**
+ * The stored next offset (0 when the projection never applied anything of that partition),
+ * creating the row at 0 when there is none; `existed` says whether there
+ * was one. A row that exists means some member took the partition on before and may have died
+ * applying from there: its first batch is a re-read (reread-batch.ts); the row made here makes
+ * this member's first batch one for whoever comes next.
+ */
+export async function claimOffset(db: Queryable, projection: string, topic: string, partition: number): Promise<{ readonly nextOffset: bigint; readonly existed: boolean }> {
+  const { rows } = await db.query<{ next_offset: string; existed: boolean }>(
+    `WITH made AS (
+       INSERT INTO ${OFFSETS_TABLE} (projection, topic, partition, next_offset) VALUES ($1, $2, $3, 0)
+       ON CONFLICT (projection, topic, partition) DO NOTHING RETURNING next_offset
+     )
+     SELECT next_offset, false AS existed FROM made
+     UNION ALL
+     SELECT next_offset, true AS existed FROM ${OFFSETS_TABLE} WHERE projection = $1 AND topic = $2 AND partition = $3 AND NOT EXISTS (SELECT 1 FROM made)`,
     [projection, topic, partition],
   );
-  return rows[0] ? BigInt(rows[0].next_offset) : 0n;
+  const row = rows[0]!;
+  return { nextOffset: BigInt(row.next_offset), existed: row.existed };
 }
 
 export interface PartitionRef {

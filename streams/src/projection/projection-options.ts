@@ -68,6 +68,11 @@ export interface ProjectionOptions {
    * batch, up to partitionsConsumedConcurrently at once.
    */
   readonly combinePartitions?: boolean;
+  /**
+   * Deliveries without an outcome (the process died applying the event) after which an event is
+   * dead-lettered as `poison` and skipped. Default TRAWL_MAX_DELIVERIES, else 3.
+   */
+  readonly maxDeliveries?: number;
   /** Retry backoff after a failed batch. Default 200 ms doubling to 30 s. */
   readonly backoff?: BackoffOptions;
   readonly metrics?: MetricsRegistry;

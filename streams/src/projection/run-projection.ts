@@ -22,7 +22,12 @@
  *
  * Undecodable events go to the dead-letter topic (with their origin) before the transaction and
  * their offsets advance with the batch. A crash between the two writes the dead letter twice;
- * dead letters are at-least-once.
+ * dead letters are at-least-once. A schema id the registry does not know is an outage, not an
+ * undecodable event: the batch waits for it like for an unreachable registry.
+ *
+ * Crashes. The first batch of a partition after an assignment is what a previous owner may have
+ * died applying: its events' deliveries are counted first (reread-batch.ts), and one delivered
+ * TRAWL_MAX_DELIVERIES times without an outcome is dead-lettered as poison and skipped.
  *
  * Producing from `apply` (the frontier: produce first, then commit state + offsets): await the
  * sends inside `apply`. The transaction commits only after Kafka acknowledged them; if it then
@@ -38,17 +43,20 @@ import { EventCodec } from '../registry/event-codec.ts';
 import { EventProducer, type RawMessage } from '../producer/event-producer.ts';
 import { TOPICS, consumerGroup } from '../topics/catalogue.ts';
 import { requireTopics } from '../topics/require-topics.ts';
-import { InvalidOptionError, UndecodableMessageError, isRetriable } from '../errors.ts';
+import { InvalidOptionError, PoisonMessageError, UndecodableMessageError, isRetriable } from '../errors.ts';
 import { Backoff, sleep } from '../util/backoff.ts';
 import { deadLetterFor } from '../retry/dead-letter.ts';
-import { headerStrings } from '../retry/retry-headers.ts';
+import { describeError, headerStrings } from '../retry/retry-headers.ts';
 import { PauseControl, tpKey } from '../consumer/pause-control.ts';
 import { OffsetCommitter, groupOffsetsByTopic, type CommitTarget } from '../consumer/offset-committer.ts';
 import { HeartbeatKeeper } from '../consumer/heartbeat-keeper.ts';
 import { defaultMetrics } from '../metrics/metrics-registry.ts';
 import { ProjectionMetrics, type ProjectionStats } from '../metrics/projection-metrics.ts';
 import { startStatsLog } from '../metrics/stats-log.ts';
-import { ensureOffsetsTable, loadOffset, lockOffsets, saveOffsets } from './offset-store.ts';
+import { claimOffset, ensureOffsetsTable, lockOffsets, saveOffsets } from './offset-store.ts';
+import { DeliveryCounter, maxDeliveriesOf } from '../consumer/delivery-counter.ts';
+import { deleteDeliveriesBelow } from '../consumer/delivery-store.ts';
+import { applyRereadBatch, type RereadBatchDeps } from './reread-batch.ts';
 import { inTransaction } from './pg-transaction.ts';
 import {
   projectionFetchSettings,
@@ -69,6 +77,9 @@ interface Position {
   positioned: boolean;
   committedToGroup: bigint;
   highWatermark: bigint | undefined;
+  /** Until its first batch is applied: the batch a previous owner may have died in (reread-batch.ts). */
+  reread: boolean;
+  readonly recordedHere: Map<bigint, number>;
 }
 
 /** One partition's decoded batch, on its way into a transaction. */
@@ -78,6 +89,8 @@ interface PartitionBatch {
   readonly events: readonly ProjectedEvent[];
   /** The offset after the batch's last message (dead letters and skipped events included). */
   readonly nextAfter: bigint;
+  /** Forget the partition's delivery counts below nextAfter in the same transaction. */
+  readonly forgetDeliveries?: boolean;
 }
 
 type GroupCommit = (offsets: { topic: string; partition: number; offset: string }[]) => Promise<void>;
@@ -96,6 +109,7 @@ class PostgresProjection implements Projection {
   private readonly producer: EventProducer | undefined;
   private readonly ownsProducer: boolean;
   private readonly deadLetterTopic: string;
+  private readonly deliveries: DeliveryCounter;
   private readonly metrics: ProjectionMetrics;
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
@@ -150,6 +164,13 @@ class PostgresProjection implements Projection {
         paused: this.pauses.isPaused(p.topic, p.partition),
       })),
     );
+    this.deliveries = new DeliveryCounter({
+      groupId: this.groupId,
+      maxDeliveries: maxDeliveriesOf(o.maxDeliveries),
+      pool: this.pool,
+      logger: this.logger,
+      backoff: o.backoff ?? { initialMs: 200, maxMs: 30_000 },
+    });
     this.pauses = new PauseControl(() => this.consumer, this.logger);
     this.committer = new OffsetCommitter({
       collect: () => this.commitTargets(),
@@ -237,7 +258,17 @@ class PostgresProjection implements Projection {
     try {
       let pos = this.positions.get(key);
       if (!pos) {
-        pos = { topic, partition, next: await loadOffset(this.pool, this.name, topic, partition), positioned: false, committedToGroup: -1n, highWatermark: undefined };
+        const stored = await claimOffset(this.pool, this.name, topic, partition);
+        pos = {
+          topic,
+          partition,
+          next: stored.nextOffset,
+          positioned: false,
+          committedToGroup: -1n,
+          highWatermark: undefined,
+          reread: stored.existed,
+          recordedHere: new Map(),
+        };
         this.positions.set(key, pos);
       }
       pos.highWatermark = BigInt(batch.highWatermark);
@@ -261,10 +292,17 @@ class PostgresProjection implements Projection {
           await Promise.all(deadLetters.map((d) => this.producer!.sendRaw(d)));
           this.metrics.deadLettered(deadLetters.length);
         }
-        // A partition that failed before runs alone: one bad batch must not stall the others.
-        const share = this.o.combinePartitions === true && !this.backoffs.has(key);
-        const own: PartitionBatch = { topic, partition, events, nextAfter };
-        const applied = share ? await this.combined(own) : (await this.applyGroup([own]))[0]!;
+        let applied: number;
+        if (pos.reread) {
+          applied = await applyRereadBatch(this.rereadDeps(topic, partition), pos, events, fresh, nextAfter);
+          pos.reread = false;
+          pos.recordedHere.clear();
+        } else {
+          // A partition that failed before runs alone: one bad batch must not stall the others.
+          const share = this.o.combinePartitions === true && !this.backoffs.has(key);
+          const own: PartitionBatch = { topic, partition, events, nextAfter };
+          applied = share ? await this.combined(own) : (await this.applyGroup([own]))[0]!;
+        }
         this.metrics.applied(topic, applied);
         this.metrics.skipped(events.length - applied);
         this.metrics.batch();
@@ -275,6 +313,27 @@ class PostgresProjection implements Projection {
     } catch (err) {
       this.retryLater(topic, partition, err);
     }
+  }
+
+  private rereadDeps(topic: string, partition: number): RereadBatchDeps {
+    return {
+      deliveries: this.deliveries,
+      metrics: this.metrics,
+      apply: async (events, nextAfter) => (await this.applyGroup([{ topic, partition, events, nextAfter, forgetDeliveries: true }]))[0]!,
+      poison: async (m, unfinished) => {
+        const error = new PoisonMessageError(`delivered ${unfinished} times without an outcome; the projection's process ended while applying it (a crash, a kill, or an event loop blocked past the watchdog)`);
+        this.logger.error({ topic, partition, offset: m.offset, unfinished }, 'poison event: dead-lettering it and moving past it');
+        if (!this.producer) {
+          // A raw projection reads dead-letter topics: there is nowhere further to send it. It stays
+          // in its topic (kept for ever); only this read model goes without it.
+          this.logger.error({ topic, partition, offset: m.offset }, 'poison message left out of the raw projection; it stays in its topic');
+          return;
+        }
+        const source = { topic, partition, offset: m.offset, key: m.key ?? null, value: m.value, headers: m.headers };
+        await this.producer.sendRaw(deadLetterFor(source, { deadLetterTopic: this.deadLetterTopic, reason: 'poison', attempts: unfinished, error }).record);
+        this.metrics.deadLettered(1);
+      },
+    };
   }
 
   /**
@@ -326,6 +385,7 @@ class PostgresProjection implements Projection {
       const all = toApply.flat();
       if (all.length > 0) await this.o.apply(all, tx);
       await saveOffsets(tx, this.name, [...stored.values()]);
+      for (const b of group) if (b.forgetDeliveries) await deleteDeliveriesBelow(tx, this.groupId, b.topic, b.partition, b.nextAfter);
       return toApply.map((events) => events.length);
     });
   }
@@ -361,8 +421,13 @@ class PostgresProjection implements Projection {
           timestamp: m.timestamp,
         } as ProjectedEvent);
       } catch (err) {
-        // Registry outages are retried with the batch; only what can never decode is dead-lettered.
-        if (!(err instanceof UndecodableMessageError) && isRetriable(err)) throw err;
+        // Registry outages (and schema ids it does not know) are retried with the batch; only
+        // what can never decode is dead-lettered.
+        if (!(err instanceof UndecodableMessageError) && isRetriable(err)) {
+          const { code, errorClass } = describeError(err);
+          this.metrics.decodeRetried(code ?? errorClass);
+          throw err;
+        }
         this.logger.warn({ err, topic, partition, offset: m.offset }, 'undecodable event; dead-lettering it');
         const source = { topic, partition, offset: m.offset, key: m.key ?? null, value: m.value, headers: m.headers };
         deadLetters.push(deadLetterFor(source, { deadLetterTopic: this.deadLetterTopic, reason: 'undecodable', attempts: 1, error: err }).record);
@@ -451,6 +516,7 @@ class PostgresProjection implements Projection {
       this.pauses.clear();
       await consumer?.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'consumer disconnect failed'));
       if (this.ownsProducer) await this.producer!.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
+      await this.deliveries.close();
       // pool.end() waits for checked-out clients: only wait when nothing was abandoned.
       if (this.ownsPool) {
         const ended = this.pool.end().catch(() => {});

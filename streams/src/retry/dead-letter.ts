@@ -81,6 +81,6 @@ export function deadLetterFor(
   };
 }
 
-export function retryRecordFor(m: SourceMessage, tierTopic: string, next: { readonly attempt: number; readonly dueAt: number }, error: unknown): RawMessage {
+export function retryRecordFor(m: SourceMessage, tierTopic: string, next: { readonly attempt: number; readonly dueAt: number; readonly unfinished?: number }, error: unknown): RawMessage {
   return { topic: tierTopic, key: m.key, value: m.value, headers: retryHeaders(m.headers, here(m), next, describeError(error)) };
 }

@@ -19,9 +19,14 @@ export const TRAWL_HEADERS = {
   originalTopic: 'trawl-original-topic',
   originalPartition: 'trawl-original-partition',
   originalOffset: 'trawl-original-offset',
+  /**
+   * Deliveries of the message that ended without an outcome (its process died, or it overran its
+   * budget), carried from one retry tier to the next so that the count survives the hop.
+   */
+  unfinishedDeliveries: 'trawl-unfinished-deliveries',
   /** Dead letters only: how many times processing was tried. */
   attempts: 'trawl-attempts',
-  /** Dead letters only: undecodable | non-retriable | exhausted. */
+  /** Dead letters only: undecodable | non-retriable | exhausted | poison. */
   deadLetterReason: 'trawl-dead-letter-reason',
   /** Dead letters only: epoch ms when it was given up. */
   failedAt: 'trawl-failed-at',
@@ -58,6 +63,11 @@ function positiveInt(value: string | undefined): number | undefined {
 export function attemptOf(headers: IHeaders | undefined): number {
   const n = positiveInt(headerString(headers, TRAWL_HEADERS.attempt));
   return n !== undefined && n >= 1 ? n : 1;
+}
+
+/** Deliveries without an outcome the message carries from earlier tiers (0 when none). */
+export function unfinishedOf(headers: IHeaders | undefined): number {
+  return positiveInt(headerString(headers, TRAWL_HEADERS.unfinishedDeliveries)) ?? 0;
 }
 
 /** When the message may run (epoch ms); undefined when it may run now. */
@@ -125,20 +135,26 @@ function errorHeaders(err: ErrorDescription): IHeaders {
 export function retryHeaders(
   headers: IHeaders | undefined,
   here: MessageOrigin,
-  next: { readonly attempt: number; readonly dueAt: number },
+  next: { readonly attempt: number; readonly dueAt: number; readonly unfinished?: number },
   err: ErrorDescription,
 ): IHeaders {
   const base = { ...withOrigin(headers, here) };
   delete base[TRAWL_HEADERS.errorCode];
+  delete base[TRAWL_HEADERS.unfinishedDeliveries];
   return {
     ...base,
     ...errorHeaders(err),
     [TRAWL_HEADERS.attempt]: String(next.attempt),
     [TRAWL_HEADERS.dueAt]: String(next.dueAt),
+    ...(next.unfinished ? { [TRAWL_HEADERS.unfinishedDeliveries]: String(next.unfinished) } : {}),
   };
 }
 
-export type DeadLetterReason = 'undecodable' | 'non-retriable' | 'exhausted';
+/**
+ * Why a message was given up: it cannot be decoded; its handler said it never will work; it failed
+ * through every retry tier; or it was delivered TRAWL_MAX_DELIVERIES times without an outcome.
+ */
+export type DeadLetterReason = 'undecodable' | 'non-retriable' | 'exhausted' | 'poison';
 
 /** Headers of a dead letter. The due-at header is dropped: nothing is due any more. */
 export function deadLetterHeaders(

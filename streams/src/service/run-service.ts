@@ -2,13 +2,15 @@
  * The life of a Trawl service process: start, log that it is up, and on SIGTERM/SIGINT stop
  * gracefully (drain in-flight work, commit, disconnect) within a deadline; a second signal or the
  * deadline exits at once. Unhandled errors are logged as JSON and end the process with code 1,
- * so a supervisor restarts it and work resumes from Kafka.
+ * so a supervisor restarts it and work resumes from Kafka. An event loop blocked past its limit
+ * kills the process (loop-watchdog.ts), for the same supervisor to restart.
  */
 import type { Logger } from 'pino';
 import { createLogger } from '../logger.ts';
 import { kafkajsFastPaths } from '../kafka/kafkajs.ts';
 import { startHeapCeiling } from './heap-ceiling.ts';
 import { startHeartbeatFile } from './heartbeat-file.ts';
+import { startLoopWatchdog } from './loop-watchdog.ts';
 
 export interface Service {
   /** Stops gracefully; resolves when everything in flight is done and committed. */
@@ -19,6 +21,19 @@ export interface RunServiceOptions {
   readonly stopTimeoutMs?: number;
   /** The heap ceiling in MB (heap-ceiling.ts); default TRAWL_HEAP_CEILING_MB or 192, 0 turns it off. */
   readonly heapCeilingMb?: number;
+  /** How long the event loop may be blocked before the process is killed; default TRAWL_LOOP_LIMIT_MS or 60 000, 0 turns the watchdog off. */
+  readonly loopLimitMs?: number;
+}
+
+export const DEFAULT_LOOP_LIMIT_MS = 60_000;
+
+/** A duration in ms from the environment: a number ≥ 0, else the default. */
+export function msFromEnv(name: string, dflt: number, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`${name} must be a number of ms ≥ 0, got "${raw}"`);
+  return ms;
 }
 
 /** The default heap ceiling: with ~100 MB outside the heap (the worker measured 294 MB RSS as it collected at 196 MB), a service stays under 300 MB. */
@@ -35,7 +50,7 @@ function heapCeilingFromEnv(): number {
 export async function runService(
   name: string,
   start: (logger: Logger) => Promise<Service>,
-  { stopTimeoutMs = 30_000, heapCeilingMb }: RunServiceOptions = {},
+  { stopTimeoutMs = 30_000, heapCeilingMb, loopLimitMs }: RunServiceOptions = {},
 ): Promise<void> {
   const logger = createLogger(name);
   const fail = (err: unknown, what: string) => {
@@ -48,6 +63,7 @@ export async function runService(
   let service: Service;
   try {
     startHeapCeiling({ ceilingMb: heapCeilingMb ?? heapCeilingFromEnv(), logger });
+    startLoopWatchdog({ limitMs: loopLimitMs ?? msFromEnv('TRAWL_LOOP_LIMIT_MS', DEFAULT_LOOP_LIMIT_MS), logger, name });
     service = await start(logger);
   } catch (err) {
     fail(err, `${name} failed to start`);

@@ -1,0 +1,85 @@
+/**
+ * A projection's first batch of a partition after an assignment: the batch a previous owner may
+ * have been applying when its process died (a projection applies one batch per partition at a
+ * time, from the stored offset), so its events' deliveries are counted (delivery-verdict.ts)
+ * before anything is applied.
+ *
+ * When no event of it ran during an earlier death, the batch is applied whole, as any other, after
+ * one statement that records every event's delivery. Otherwise it goes one event per transaction:
+ * an event delivered TRAWL_MAX_DELIVERIES times without an outcome is dead-lettered as poison and
+ * the stored offset moves past it; a suspect (one that already ran during a death) is applied
+ * alone among suspects, its delivery recorded just before — so when the process dies again, the
+ * one it dies on is the one that counts it. The transactions forget the rows they move past.
+ */
+import type { KafkaMessage } from 'kafkajs';
+import type { DeliveryCounter } from '../consumer/delivery-counter.ts';
+import { deliveryVerdict, rereadHistory, type DeliveryVerdict } from '../consumer/delivery-verdict.ts';
+import type { ProjectionMetrics } from '../metrics/projection-metrics.ts';
+import type { ProjectedEvent } from './projection-options.ts';
+
+export interface RereadPartition {
+  readonly topic: string;
+  readonly partition: number;
+  /**
+   * What this process recorded for its own deliveries here, by offset. A batch retried after a
+   * failure (an outcome: Postgres down, `apply` throwing) is the same delivery again, not one more.
+   */
+  readonly recordedHere: Map<bigint, number>;
+}
+
+export interface RereadBatchDeps {
+  readonly deliveries: DeliveryCounter;
+  readonly metrics: ProjectionMetrics;
+  /** Applies `events` (of the partition) in one transaction that moves its offset to `nextAfter` and forgets the counts below it; the applied count. */
+  apply(events: readonly ProjectedEvent[], nextAfter: bigint): Promise<number>;
+  /** Writes the message to the dead-letter topic as poison. */
+  poison(message: KafkaMessage, unfinished: number): Promise<void>;
+}
+
+/** Applies the batch (events decoded from `messages`, in offset order); the applied count. */
+export async function applyRereadBatch(
+  deps: RereadBatchDeps,
+  where: RereadPartition,
+  events: readonly ProjectedEvent[],
+  messages: readonly KafkaMessage[],
+  nextAfter: bigint,
+): Promise<number> {
+  const { deliveries } = deps;
+  const at = (offset: bigint) => ({ topic: where.topic, partition: where.partition, offset });
+  const offsets = events.map((e) => BigInt(e.offset));
+  const recorded = await Promise.all(offsets.map(async (o) => (where.recordedHere.has(o) ? where.recordedHere.get(o)! - 1 : await deliveries.recorded(at(o)))));
+  const verdicts: DeliveryVerdict[] = recorded.map((r) => deliveryVerdict(rereadHistory(0, r), deliveries.max));
+  const record = async (offset: bigint, value: number) => {
+    if (where.recordedHere.get(offset) === value) return;
+    await deliveries.record(at(offset), value);
+    where.recordedHere.set(offset, value);
+  };
+
+  if (verdicts.every((v) => v.kind === 'run' && !v.isolated)) {
+    await Promise.all(verdicts.map((v, i) => record(offsets[i]!, (v as Extract<DeliveryVerdict, { kind: 'run' }>).record)));
+    deps.metrics.reread(events.length, false);
+    return deps.apply(events, nextAfter);
+  }
+
+  const byOffset = new Map(messages.map((m) => [BigInt(m.offset), m]));
+  let applied = 0;
+  for (let i = 0; i < events.length; i++) {
+    const offset = offsets[i]!;
+    const verdict = verdicts[i]!;
+    if (verdict.kind === 'poison') {
+      await deps.poison(byOffset.get(offset)!, verdict.unfinished);
+      deps.metrics.poisoned();
+      await deps.apply([], offset + 1n);
+      continue;
+    }
+    const one = async () => {
+      await record(offset, verdict.record);
+      return deps.apply([events[i]!], offset + 1n);
+    };
+    deps.metrics.reread(1, verdict.isolated);
+    applied += verdict.isolated ? await deliveries.isolated(one) : await one();
+  }
+  // Past the last event: offsets of dead letters after it, if any.
+  await deps.apply([], nextAfter);
+  return applied;
+}
