@@ -60,7 +60,12 @@ export interface EventConsumerOptions {
   readonly databaseUrl?: string;
   /** Periodic commit. Default 1000 ms. Backpressure and rebalances commit sooner. */
   readonly commitIntervalMs?: number;
+  /**
+   * How long the group waits for a member that stopped heartbeating (a killed process) before its
+   * partitions go to the others. Default TRAWL_SESSION_TIMEOUT_MS, else 30 s.
+   */
   readonly sessionTimeoutMs?: number;
+  /** Default a third of the session timeout, at most 3 s. */
   readonly heartbeatIntervalMs?: number;
   /**
    * Longest a fetch waits for data. Also how late a resumed partition (retry due, backpressure)
@@ -112,6 +117,11 @@ function positiveInt(name: string, value: number | undefined, dflt: number): num
   return v;
 }
 
+function envInt(name: string): number | undefined {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? undefined : Number(raw);
+}
+
 export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsumerOptions {
   if (!o.name) throw new InvalidOptionError('name is required');
   if (!o.groupId) throw new InvalidOptionError('groupId is required');
@@ -123,8 +133,8 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
   if ([...o.topics, ...retryTiers.map((t) => t.topic)].includes(deadLetterTopic)) {
     throw new InvalidOptionError(`dead-letter topic ${deadLetterTopic} cannot also be consumed`);
   }
-  const sessionTimeoutMs = positiveInt('sessionTimeoutMs', o.sessionTimeoutMs, 30_000);
-  const heartbeatIntervalMs = positiveInt('heartbeatIntervalMs', o.heartbeatIntervalMs, 3_000);
+  const sessionTimeoutMs = positiveInt('sessionTimeoutMs', o.sessionTimeoutMs ?? envInt('TRAWL_SESSION_TIMEOUT_MS'), 30_000);
+  const heartbeatIntervalMs = positiveInt('heartbeatIntervalMs', o.heartbeatIntervalMs, Math.min(3_000, Math.floor(sessionTimeoutMs / 3)));
   if (heartbeatIntervalMs >= sessionTimeoutMs) throw new InvalidOptionError('heartbeatIntervalMs must be below sessionTimeoutMs');
   const concurrency = positiveInt('concurrency', o.concurrency, 64);
   return {

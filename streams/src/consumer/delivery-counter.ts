@@ -1,7 +1,7 @@
 /**
  * Delivery counting for a consumer group, shared by runEventConsumer and runProjection: what a
  * re-read message's deliveries were (delivery-store.ts), the verdict on it (delivery-verdict.ts),
- * and the one-at-a-time lane its suspects run in.
+ * and the turns counted deliveries take, suspects one at a time and alone among counted ones.
  *
  * Only re-reads touch Postgres, so a consumer that is never restarted never connects: the pool is
  * made on first use (or one is shared: a projection's own). Reads and writes asked for in the same
@@ -108,7 +108,9 @@ export class DeliveryCounter {
   private readonly ownsPool: boolean;
   private tableReady: Promise<void> | undefined;
   private closed = false;
-  private lane: Promise<unknown> = Promise.resolve();
+  private readonly waiting: { readonly exclusive: boolean; grant(): void }[] = [];
+  private sharedRunning = 0;
+  private exclusiveRunning = false;
   private forgetting: MessagePosition[] = [];
   private forgetTimer: NodeJS.Timeout | undefined;
   private readonly reads: TurnBatch<MessagePosition, number | null>;
@@ -176,23 +178,37 @@ export class DeliveryCounter {
   }
 
   /**
-   * Runs a suspect's delivery when no other suspect of this consumer runs: if the process dies
-   * meanwhile, this is the message it counts against.
+   * Waits for a counted delivery's turn; call the returned function once its outcome is durable.
+   * A suspect (`exclusive`) runs when no other counted delivery of this consumer runs, and none
+   * starts while it does: if the process dies meanwhile, the suspect is the one message it can be
+   * counted against with certainty (a first delivery beside it would have to be a second culprit).
+   * Other counted deliveries share their turns. Turns are granted in the order asked for.
    */
-  isolated<T>(run: () => Promise<T>): Promise<T> {
-    const turn = this.lane.then(run);
-    this.lane = turn.catch(() => undefined);
-    return turn;
+  turn(exclusive: boolean): Promise<() => void> {
+    return new Promise((resolve) => {
+      this.waiting.push({ exclusive, grant: () => resolve(() => this.leave(exclusive)) });
+      this.grant();
+    });
   }
 
-  /** Waits for the suspects' lane (as `isolated` does); call the returned function to hand it on. */
-  async turn(): Promise<() => void> {
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const before = this.lane;
-    this.lane = before.then(() => mine);
-    await before;
-    return release;
+  private leave(exclusive: boolean): void {
+    if (exclusive) this.exclusiveRunning = false;
+    else this.sharedRunning -= 1;
+    this.grant();
+  }
+
+  private grant(): void {
+    while (this.waiting.length > 0 && !this.exclusiveRunning) {
+      const next = this.waiting[0]!;
+      if (next.exclusive) {
+        if (this.sharedRunning > 0) return;
+        this.exclusiveRunning = true;
+      } else {
+        this.sharedRunning += 1;
+      }
+      this.waiting.shift();
+      next.grant();
+    }
   }
 
   async close(): Promise<void> {

@@ -27,7 +27,8 @@
  * duplicates at-least-once allows, at most the window per partition.
  *
  * Re-reads. The window is also what a previous owner may have started: when a partition the group
- * has committed before is taken on, its first maxUncommittedPerPartition offsets are re-reads,
+ * has committed before is taken on, its first maxUncommittedPerPartition offsets (those already in
+ * the log at the first fetch) are re-reads,
  * and their deliveries are counted (delivery-verdict.ts) so that a message that kills its process
  * is dead-lettered as poison instead of killing every owner in turn. Past the window nothing is
  * counted: the hot path pays a comparison per message. A partition the group never committed has
@@ -102,8 +103,8 @@ class ParallelConsumer implements EventConsumer {
   private readonly deliveries: DeliveryCounter;
   /** Reads the group's committed offsets when partitions are taken on (made on first use). */
   private admin: Promise<Admin> | undefined;
-  /** The group's committed offsets as of the last assignment, by tpKey (-1: none). */
-  private committedAtJoin: Promise<Map<string, bigint>> | undefined;
+  /** The group's committed offsets (-1: none) and the partitions' ends, read when partitions were last assigned. */
+  private joinPositions: Promise<Map<string, { readonly committed: bigint; readonly end: bigint }>> | undefined;
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
   private quietCommit: NodeJS.Timeout | undefined;
@@ -232,7 +233,7 @@ class ParallelConsumer implements EventConsumer {
     if (this.assigned && !this.assigned.has(tpKey(batch.topic, batch.partition))) return;
     // The first batch of a partition starts where the group's commit (or the reset) put it.
     const fetched = (batch as unknown as { fetchedOffset?: string }).fetchedOffset ?? batch.messages[0]!.offset;
-    const state = this.partitions.get(batch.topic, batch.partition) ?? this.takeOn(batch.topic, batch.partition, BigInt(fetched));
+    const state = this.partitions.get(batch.topic, batch.partition) ?? this.takeOn(batch.topic, batch.partition, BigInt(fetched), BigInt(batch.highWatermark));
     state.highWatermark = BigInt(batch.highWatermark);
     const { rereadEnd, reread } = state;
 
@@ -269,44 +270,48 @@ class ParallelConsumer implements EventConsumer {
 
   /**
    * Starts tracking a partition at its first batch, with its re-read window: the offsets a previous
-   * owner may have started (at most maxUncommittedPerPartition past the group's commit).
+   * owner may have started — at most maxUncommittedPerPartition past the group's commit, and none
+   * that was not yet in the log when this member first fetched (`highWatermark`).
    */
-  private takeOn(topic: string, partition: number, fetched: bigint): PartitionState<IncomingMessage> {
+  private takeOn(topic: string, partition: number, fetched: bigint, highWatermark: bigint): PartitionState<IncomingMessage> {
     const state = this.partitions.adopt(topic, partition, fetched);
-    state.rereadEnd = fetched + BigInt(this.o.maxUncommittedPerPartition);
+    const windowEnd = fetched + BigInt(this.o.maxUncommittedPerPartition);
+    state.rereadEnd = windowEnd < highWatermark ? windowEnd : highWatermark;
     state.reread = this.rereadWindow(state, fetched);
     return state;
   }
 
   private rereadWindow(state: PartitionState<IncomingMessage>, fetched: bigint): RereadWindow {
-    const counted = (async () => {
+    const end = (async () => {
       const backoff = new Backoff(this.o.retryBackoff);
       for (;;) {
-        if (this.stopping || !this.partitions.isCurrent(state)) return false;
+        if (this.stopping || !this.partitions.isCurrent(state)) return fetched;
         try {
-          const committed = (await this.committedOffsets()).get(state.key) ?? -1n;
-          if (committed >= 0n) {
-            this.deliveries.forgetBelow(state.topic, state.partition, committed);
-            return true;
+          const at = (await this.positionsAtJoin()).get(state.key);
+          if (at && at.committed >= 0n) {
+            this.deliveries.forgetBelow(state.topic, state.partition, at.committed);
+            // Nothing produced after the assignment can have reached a previous owner.
+            return state.rereadEnd < at.end ? state.rereadEnd : at.end;
           }
           // Never committed: nothing to re-read. Commit the start before anything runs here, so that
           // a member dying on these first messages leaves its successor a window to count.
           if (!this.groupCommit) throw new Error('no batch received from this group member yet');
           await this.groupCommit([{ topic: state.topic, partition: state.partition, offset: String(fetched) }]);
-          return false;
+          return fetched;
         } catch (err) {
-          this.committedAtJoin = undefined;
+          this.joinPositions = undefined;
           const delay = backoff.next();
           this.logger.warn({ err, topic: state.topic, partition: state.partition, retryInMs: delay }, 'cannot tell whether the partition is re-read; its first messages wait');
           await sleep(delay, state.abort.signal);
         }
       }
     })();
-    return { counted };
+    return { end };
   }
 
-  private committedOffsets(): Promise<Map<string, bigint>> {
-    this.committedAtJoin ??= (async () => {
+  /** The group's committed offsets and the partitions' ends as the last assignment found them, by tpKey. */
+  private positionsAtJoin(): Promise<Map<string, { readonly committed: bigint; readonly end: bigint }>> {
+    this.joinPositions ??= (async () => {
       this.admin ??= (async () => {
         const admin = this.kafka.admin();
         await admin.connect();
@@ -315,16 +320,26 @@ class ParallelConsumer implements EventConsumer {
         this.admin = undefined;
         throw err;
       });
+      const admin = await this.admin;
       const topics = [...this.sourceTopics, ...this.tierTopics];
-      const offsets = await (await this.admin).fetchOffsets({ groupId: this.groupId, topics });
-      const out = new Map<string, bigint>();
-      for (const { topic, partitions } of offsets) for (const p of partitions) out.set(tpKey(topic, p.partition), BigInt(p.offset));
+      const [committed, ends] = await Promise.all([
+        admin.fetchOffsets({ groupId: this.groupId, topics }),
+        Promise.all(topics.map(async (topic) => ({ topic, partitions: await admin.fetchTopicOffsets(topic) }))),
+      ]);
+      const out = new Map<string, { committed: bigint; end: bigint }>();
+      for (const { topic, partitions } of ends) for (const p of partitions) out.set(tpKey(topic, p.partition), { committed: -1n, end: BigInt(p.high) });
+      for (const { topic, partitions } of committed) {
+        for (const p of partitions) {
+          const entry = out.get(tpKey(topic, p.partition));
+          if (entry) entry.committed = BigInt(p.offset);
+        }
+      }
       return out;
     })().catch((err: unknown) => {
-      this.committedAtJoin = undefined;
+      this.joinPositions = undefined;
       throw err;
     });
-    return this.committedAtJoin;
+    return this.joinPositions;
   }
 
   /** Starts what may start, one partition at a time in turn, within the global limit. */
@@ -408,8 +423,9 @@ class ParallelConsumer implements EventConsumer {
       }
     }
     this.assigned = assigned;
-    // Partitions taken on from now read the group's offsets as this assignment left them.
-    this.committedAtJoin = undefined;
+    // Partitions taken on from now read the group's offsets and the log's ends as of this assignment.
+    this.joinPositions = undefined;
+    if (retained.length < assigned.size) void this.positionsAtJoin().catch(() => undefined);
     this.metrics.assigned();
     this.logger.info({ assignment }, 'partitions assigned');
     this.readyState.resolve();

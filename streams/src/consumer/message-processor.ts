@@ -32,8 +32,8 @@ import { afterUnfinished, carriedForward, deliveryVerdict, FIRST_DELIVERY, rerea
 
 /** The first window of a partition after it was taken on: messages a previous member may have run. */
 export interface RereadWindow {
-  /** True once known that the group had committed the partition (its window is re-read); false for a partition the group never read. */
-  readonly counted: Promise<boolean>;
+  /** Where the window ends (exclusive): the partition's start when the group never committed it. */
+  readonly end: Promise<bigint>;
 }
 
 export interface IncomingMessage {
@@ -98,7 +98,7 @@ export class MessageProcessor {
     // Where this message's deliveries are recorded, once there is something to record (a re-read).
     let at: MessagePosition | undefined;
     let isolated = false;
-    if (incoming.reread && (await incoming.reread.counted)) {
+    if (incoming.reread && BigInt(source.offset) < (await incoming.reread.end)) {
       at = { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
       history = rereadHistory(history.carried, await deliveries.recorded(at, signal));
       if (signal.aborted) return false;
@@ -107,8 +107,8 @@ export class MessageProcessor {
       this.o.metrics.reread(verdict.isolated);
       isolated = verdict.isolated;
     }
-    // A suspect holds the suspects' lane from its delivery until its outcome is durable.
-    const release = isolated ? await this.o.deliveries.turn() : undefined;
+    // A counted delivery holds its turn from its record until its outcome is durable.
+    const release = at ? await this.o.deliveries.turn(isolated) : undefined;
     try {
       if (signal.aborted) return false;
       return await this.deliverAndRoute(source, attempt, decoded.event, base, history, at, isolated, signal);

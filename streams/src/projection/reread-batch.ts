@@ -8,8 +8,9 @@
  * one statement that records every event's delivery. Otherwise it goes one event per transaction:
  * an event delivered TRAWL_MAX_DELIVERIES times without an outcome is dead-lettered as poison and
  * the stored offset moves past it; a suspect (one that already ran during a death) is applied
- * alone among suspects, its delivery recorded just before — so when the process dies again, the
- * one it dies on is the one that counts it. The transactions forget the rows they move past.
+ * alone among counted deliveries (DeliveryCounter.turn), its delivery recorded just before — so
+ * when the process dies again, the one it dies on is the one that counts it. The transactions
+ * forget the rows they move past.
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { DeliveryCounter } from '../consumer/delivery-counter.ts';
@@ -55,10 +56,21 @@ export async function applyRereadBatch(
     where.recordedHere.set(offset, value);
   };
 
+  const inTurn = async <T>(exclusive: boolean, work: () => Promise<T>): Promise<T> => {
+    const release = await deliveries.turn(exclusive);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  };
+
   if (verdicts.every((v) => v.kind === 'run' && !v.isolated)) {
-    await Promise.all(verdicts.map((v, i) => record(offsets[i]!, (v as Extract<DeliveryVerdict, { kind: 'run' }>).record)));
     deps.metrics.reread(events.length, false);
-    return deps.apply(events, nextAfter);
+    return inTurn(false, async () => {
+      await Promise.all(verdicts.map((v, i) => record(offsets[i]!, (v as Extract<DeliveryVerdict, { kind: 'run' }>).record)));
+      return deps.apply(events, nextAfter);
+    });
   }
 
   const byOffset = new Map(messages.map((m) => [BigInt(m.offset), m]));
@@ -77,7 +89,7 @@ export async function applyRereadBatch(
       return deps.apply([events[i]!], offset + 1n);
     };
     deps.metrics.reread(1, verdict.isolated);
-    applied += verdict.isolated ? await deliveries.isolated(one) : await one();
+    applied += await inTurn(verdict.isolated, one);
   }
   // Past the last event: offsets of dead letters after it, if any.
   await deps.apply([], nextAfter);

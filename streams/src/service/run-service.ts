@@ -21,11 +21,11 @@ export interface RunServiceOptions {
   readonly stopTimeoutMs?: number;
   /** The heap ceiling in MB (heap-ceiling.ts); default TRAWL_HEAP_CEILING_MB or 192, 0 turns it off. */
   readonly heapCeilingMb?: number;
-  /** How long the event loop may be blocked before the process is killed; default TRAWL_LOOP_LIMIT_MS or 60 000, 0 turns the watchdog off. */
+  /** How long the event loop may be blocked before the process is killed; default TRAWL_LOOP_LIMIT_MS or 30 000 (Kafka's session timeout: a blocked member dies about when the group gives up on it), 0 turns the watchdog off. */
   readonly loopLimitMs?: number;
 }
 
-export const DEFAULT_LOOP_LIMIT_MS = 60_000;
+export const DEFAULT_LOOP_LIMIT_MS = 30_000;
 
 /** A duration in ms from the environment: a number ≥ 0, else the default. */
 export function msFromEnv(name: string, dflt: number, env: NodeJS.ProcessEnv = process.env): number {
