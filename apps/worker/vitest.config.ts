@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Parse threads compile TypeScript when they start, on machines shared with Kafka and friends:
-// generous timeouts, so a busy CPU slows the suite down instead of failing it.
+// Workers in child processes compile TypeScript when they start, on machines shared with Kafka and
+// friends: generous timeouts, so a busy CPU slows the suite down instead of failing it.
 export default defineConfig({
   test: {
     testTimeout: 30_000,

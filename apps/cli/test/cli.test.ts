@@ -164,7 +164,6 @@ describe('trawl', () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(/✓ 7 apps compiled in \d+ ms/);
       for (const app of SERVICE_APPS) expect(existsSync(join(home, 'build', app, 'main.mjs')), app).toBe(true);
-      expect(existsSync(join(home, 'build', 'worker', 'parse-thread.mjs'))).toBe(true);
       // The demo site needs nothing else: up in a process with no TypeScript loader, then stopped.
       const site = spawn(process.execPath, [join(home, 'build', 'demo-site', 'main.mjs')], { env: { ...env, TRAWL_DEMO_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
       const listening = await new Promise<string>((resolve, reject) => {

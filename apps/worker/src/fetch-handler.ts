@@ -12,12 +12,16 @@
  *
  * Failures are thrown with their `retriable` flag: the streams consumer forwards retriable ones
  * through the retry tiers and sends the rest (and the last attempt) to trawl.fetch.dlq; the
- * dead-letter hook then produces PageFailed so the job can still complete.
+ * dead-letter hook then produces PageFailed so the job can still complete. A page past its budget
+ * (page-budget.ts) fails with BudgetExceededError: retried, and poison after TRAWL_MAX_DELIVERIES
+ * deliveries without an outcome — its PageFailed then carries the streams error's code
+ * (TRAWL_POISON, TRAWL_BUDGET_EXCEEDED).
  */
-import type { ConsumedEventOf, DeadLetter, EncodedEvent, EventBody, EventProducer } from '@trawl/streams';
+import { StreamsError, type ConsumedEventOf, type DeadLetter, type EncodedEvent, type EventBody, type EventProducer } from '@trawl/streams';
 import { pageEvents, pageFailedEvent, type PageProcessor } from '@trawl/crawl';
 import type { EventMap, EventName, FetchRequested } from '@trawl/schemas';
 import type { Logger } from 'pino';
+import { pageBudget } from './page-budget.ts';
 
 export interface FetchHandlerDeps {
   /** The crawl's PageProcessor (parsing in-line or on threads). */
@@ -26,6 +30,8 @@ export interface FetchHandlerDeps {
   readonly logger: Logger;
   /** Jobs known to be over (cancelled, completed): their remaining fetches are skipped. */
   readonly endedJobs: ReadonlySet<string>;
+  /** The wall clock a page's fetch and parse may take (TRAWL_PAGE_BUDGET_MS). */
+  readonly pageBudgetMs: number;
 }
 
 export class FetchHandler {
@@ -34,7 +40,8 @@ export class FetchHandler {
   async handle(event: ConsumedEventOf<'FetchRequested'>): Promise<void> {
     const request = event.value;
     if (this.deps.endedJobs.has(request.job_id)) return;
-    const page = await this.deps.processor.process(request, { signal: event.signal });
+    const budget = pageBudget(this.deps.pageBudgetMs, event.signal, request.url);
+    const page = await budget.run(this.deps.processor.process(request, { signal: budget.signal }));
     // PageFetched has no field for it: what the parse limits left out is said here, once per page.
     if (page.cut) this.deps.logger.warn({ job_id: request.job_id, url: request.url, cut: page.cut }, 'page cut by the parse limits');
     const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes });
@@ -51,7 +58,9 @@ export class FetchHandler {
       return;
     }
     const request = dead.event.value as FetchRequested;
-    await this.emit('PageFailed', pageFailedEvent(request, dead.error, dead.attempts));
+    const failed = pageFailedEvent(request, dead.error, dead.attempts);
+    // Given up by the consumer itself (poison, a budget overrun exhausted): its code says so.
+    await this.emit('PageFailed', dead.error instanceof StreamsError ? { ...failed, error_code: dead.error.code } : failed);
   }
 
   private emit<N extends EventName>(name: N, event: EventMap[N]): Promise<string> {

@@ -5,7 +5,7 @@
  * imports @trawl/streams and idles: 101–104 MB under tsx, 68–69 MB compiled).
  *
  * `compileService` bundles an app with esbuild (what tsx itself transforms with): `src/main.ts`,
- * and every `src/**\/*-thread.ts` as an entry of its own (worker threads: see parse-pool), into
+ * and every `src/**\/*-thread.ts` as an entry of its own (for worker threads; no app has one now), into
  * `<outDir>/main.mjs` and `<outDir>/<name>-thread.mjs`. The app and the workspace packages it
  * imports go into the bundle; npm packages stay outside and are imported from the very file Node
  * would load for the source (each is resolved from the importing source file, then written as
@@ -73,7 +73,7 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
     sourcemap: 'linked',
     write: false,
     logLevel: 'silent',
-    // Where this build's thread entries are (parse-pool starts its threads from here).
+    // Where this build's thread entries are (code starting a worker thread takes its entry from here).
     define: { __TRAWL_BUILD_DIR__: JSON.stringify(outDirUrl) },
     plugins: [
       {

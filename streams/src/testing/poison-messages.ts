@@ -62,11 +62,13 @@ export interface StartAppOptions {
   /** A text the log holds once the app is ready, e.g. '"partitions assigned"'. */
   readonly readyWhen: string;
   readonly timeoutMs?: number;
+  /** Runs this file instead of the app's main.ts (a test's variant of the app). */
+  readonly script?: string;
 }
 
-/** Starts `apps/<app>/src/main.ts` with tsx, as production runs it, and waits until its log says it is ready. */
+/** Starts `apps/<app>/src/main.ts` (or `script`) with tsx, as production runs it, and waits until its log says it is ready. */
 export async function startApp(app: string, options: StartAppOptions): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'apps', app, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? join(repoRoot, 'apps', app, 'src', 'main.ts')], {
     cwd: repoRoot,
     env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
