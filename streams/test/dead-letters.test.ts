@@ -114,12 +114,10 @@ describe('dead letters', () => {
   it('dead-letters undecodable messages at once and keeps consuming the partition', async () => {
     const source = h.topics.names.fetch!;
     const valid = await h.codec.encode(source, 'FetchRequested', samples.FetchRequested);
-    const unknownId = Buffer.from(valid);
-    unknownId.writeInt32BE(2_000_000_000, 1);
+    // (A schema id the registry does not know is not among them: it is waited for, registry-not-found.test.ts.)
     const poison = [
       { kind: 'bad-magic', value: Buffer.from('{"not":"avro"}') },
       { kind: 'too-short', value: Buffer.from([0, 0]) },
-      { kind: 'unknown-schema', value: unknownId },
       { kind: 'corrupt-body', value: valid.subarray(0, 12) },
     ];
     // One key for all, so the poison and the valid message after it share a partition.
@@ -150,7 +148,7 @@ describe('dead letters', () => {
     const sample = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line))?.split(' ').pop());
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="processed"}`)).toBe(1);
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="retried"}`)).toBe(1);
-    expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="dead_lettered"}`)).toBe(5);
+    expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="dead_lettered"}`)).toBe(4);
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}.retry.3",outcome="dead_lettered"}`)).toBe(1);
     expect(sample(`trawl_consumer_lag{consumer="dead-letters",topic="${source}",partition="0"}`)).toBe(0);
     expect(sample('trawl_consumer_in_flight{consumer="dead-letters"}')).toBe(0);

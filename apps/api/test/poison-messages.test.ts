@@ -1,7 +1,7 @@
 /**
  * The API's live feed as it runs in production — the API's own main.ts in a child process, on
  * topics of its own (TRAWL_TOPIC_PREFIX) and a throw-away database — with garbage on the topics it
- * follows, trawl.jobs and trawl.pages: a bad magic byte, an unknown schema id, a truncated body and
+ * follows, trawl.jobs and trawl.pages: a bad magic byte, a truncated body and
  * 900 KB of random bytes, each batch followed by a valid event of the caller's job on the same
  * partition. The feed is a view, not work (streams' subscribeLive): it skips what it cannot decode,
  * with a warning, and dead-letters nothing (projector-pg and projector-ch do that). So the caller's

@@ -1,7 +1,7 @@
 /**
  * The frontier as it runs in production — its own main.ts in a child process, on topics of its own
  * (TRAWL_TOPIC_PREFIX) and a throw-away database — fed garbage on the two topics it consumes,
- * trawl.jobs and trawl.pages: a bad magic byte, an unknown schema id, a truncated body and 900 KB
+ * trawl.jobs and trawl.pages: a bad magic byte, a truncated body and 900 KB
  * of random bytes, each batch followed by a valid event of a job on the same partition. The
  * garbage must land in trawl.events.dlq, byte for byte, with its origin headers; the valid event
  * after it must be decided (a FetchRequested on trawl.fetch), so the projection kept going. (The

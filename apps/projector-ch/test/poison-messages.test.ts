@@ -1,8 +1,8 @@
 /**
  * projector-ch as it runs in production — its own main.ts in a child process, on topics of its own
  * (TRAWL_TOPIC_PREFIX), a throw-away ClickHouse database and a throw-away Postgres database for the
- * swap lock — fed garbage on trawl.jobs, trawl.pages and trawl.items: a bad magic byte, an unknown
- * schema id, a truncated body and 900 KB of random bytes, each batch followed by a valid event on
+ * swap lock — fed garbage on trawl.jobs, trawl.pages and trawl.items: a bad magic byte, a
+ * truncated body and 900 KB of random bytes, each batch followed by a valid event on
  * the same partition. The garbage must land in trawl.events.dlq, byte for byte, with its origin
  * headers; the valid event after it must be projected (its fact row stored at its position), so the
  * projection kept going. (The garbage and the checks: streams' testing poison-messages.ts.)

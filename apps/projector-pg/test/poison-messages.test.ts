@@ -1,7 +1,7 @@
 /**
  * projector-pg as it runs in production — its own main.ts in a child process, on topics of its own
  * (TRAWL_TOPIC_PREFIX) and a throw-away database — fed garbage on trawl.jobs, trawl.pages and
- * trawl.items: a bad magic byte, an unknown schema id, a truncated body and 900 KB of random bytes,
+ * trawl.items: a bad magic byte, a truncated body and 900 KB of random bytes,
  * each batch followed by a valid event on the same partition. The garbage must land in
  * trawl.events.dlq, byte for byte, with its origin headers; the valid events after it must be
  * projected (offsets stored past them), so the projection kept going. (The garbage and the

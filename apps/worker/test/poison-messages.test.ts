@@ -1,7 +1,7 @@
 /**
  * The worker as it runs in production — its own main.ts in a child process, on topics of its own
  * (TRAWL_TOPIC_PREFIX) on the real Kafka and registry — fed garbage on trawl.fetch and on a retry
- * tier: a bad magic byte, an unknown schema id, a truncated body and 900 KB of random bytes, each
+ * tier: a bad magic byte, a truncated body and 900 KB of random bytes, each
  * followed by a valid FetchRequested on the same partition. Each piece of garbage must land in
  * trawl.fetch.dlq, byte for byte, with its origin headers; the valid fetch after it must be done
  * (a PageFetched), so the consumer kept going. (The garbage and the checks: streams' testing

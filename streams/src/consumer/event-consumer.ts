@@ -101,6 +101,8 @@ class ParallelConsumer implements EventConsumer {
   private readonly metrics: ConsumerMetrics;
   private readonly processor: MessageProcessor;
   private readonly deliveries: DeliveryCounter;
+  /** Aborted when shutdown begins. */
+  private readonly stopped = new AbortController();
   /** Reads the group's committed offsets when partitions are taken on (made on first use). */
   private admin: Promise<Admin> | undefined;
   /** The group's committed offsets (-1: none) and the partitions' ends, read when partitions were last assigned. */
@@ -154,6 +156,7 @@ class ParallelConsumer implements EventConsumer {
       deadLetterTopic: this.o.deadLetterTopic,
       onDeadLetter: options.onDeadLetter,
       deliveries: this.deliveries,
+      stopping: this.stopped.signal,
       backoff: this.o.retryBackoff,
       metrics: this.metrics,
       logger: this.logger,
@@ -475,6 +478,7 @@ class ParallelConsumer implements EventConsumer {
 
   private async shutdown(): Promise<void> {
     const consumer = this.consumer;
+    this.stopped.abort();
     try {
       // No more fetching: pause everything, and give up what has not started.
       try {

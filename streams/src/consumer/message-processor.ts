@@ -52,6 +52,8 @@ export interface MessageProcessorOptions {
   readonly deadLetterTopic: string;
   readonly onDeadLetter: ((deadLetter: DeadLetter) => Promise<void> | void) | undefined;
   readonly deliveries: DeliveryCounter;
+  /** Aborted when the consumer stops: outage waits (a registry that does not answer) end at once, nothing having started. */
+  readonly stopping: AbortSignal;
   readonly backoff: BackoffOptions;
   readonly metrics: ConsumerMetrics;
   readonly logger: Logger;
@@ -100,8 +102,8 @@ export class MessageProcessor {
     let isolated = false;
     if (incoming.reread && BigInt(source.offset) < (await incoming.reread.end)) {
       at = { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
-      history = rereadHistory(history.carried, await deliveries.recorded(at, signal));
-      if (signal.aborted) return false;
+      history = rereadHistory(history.carried, await deliveries.recorded(at, AbortSignal.any([signal, this.o.stopping])));
+      if (signal.aborted || this.o.stopping.aborted) return false;
       const verdict = deliveryVerdict(history, deliveries.max);
       if (verdict.kind === 'poison') return this.poison(source, { attempts: attempt, unfinished: verdict.unfinished, cause: undefined, event: decoded.event, at }, signal);
       this.o.metrics.reread(verdict.isolated);
@@ -229,8 +231,8 @@ export class MessageProcessor {
         this.o.metrics.decodeRetried(describeError(err).code ?? describeError(err).errorClass);
         const delay = (backoff ??= new Backoff(this.o.backoff)).next();
         this.o.logger.warn({ err, topic: source.topic, partition: source.partition, offset: source.offset, retryInMs: delay }, 'cannot decode yet (registry?); waiting');
-        await sleep(delay, signal);
-        if (signal.aborted) return undefined;
+        await sleep(delay, AbortSignal.any([signal, this.o.stopping]));
+        if (signal.aborted || this.o.stopping.aborted) return undefined;
       }
     }
   }

@@ -5,11 +5,20 @@
  *
  * Schemas are registered once per (topic, event) and cached, as are the schemas fetched by id, so
  * a registry outage only stops what has never been seen before.
+ *
+ * A registry's 404 for a schema id is judged an outage, not a verdict on the message: a registry
+ * restored empty or from an old backup, a wrong URL path, a proxy during a deploy, a replica
+ * behind its leader all answer 404 for ids that valid events carry, and dead-lettering on it
+ * would skip valid events for good. So it is a retriable SchemaNotFoundError, which consumers wait
+ * out; it says whether the registry still serves an id this process resolved before (the
+ * difference between "this id is unknown to it" and "it is not serving"). Only what the bytes
+ * themselves rule out — no magic byte, a body Avro cannot read, an id naming a record that is not
+ * a Trawl event — is undecodable.
  */
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Resolver, Type } from 'avsc';
 import { avroTypeOptions, eventSchema, fullName, isEventName, type EventMap, type EventName } from '@trawl/schemas';
-import { SchemaRegistryError, UndecodableMessageError } from '../errors.ts';
+import { SchemaNotFoundError, SchemaRegistryError, UndecodableMessageError } from '../errors.ts';
 import { endpoints } from '../config/endpoints.ts';
 import { projectedReader } from './projected-reader.ts';
 
@@ -46,8 +55,13 @@ function statusOf(err: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
+/** How long a probe's answer ("does the registry serve an id we know?") is reused. */
+const PROBE_TTL_MS = 5_000;
+
 export class EventCodec {
   private readonly registry: SchemaRegistry;
+  private readonly registryUrl: string;
+  private probe: { readonly at: number; readonly answer: Promise<boolean | undefined> } | undefined;
   private readonly ids = new Map<string, Promise<number>>();
   private readonly types = new Map<number, Promise<{ name: EventName; type: Type }>>();
   /**
@@ -60,6 +74,7 @@ export class EventCodec {
 
   constructor(registryUrl: string = endpoints().schemaRegistryUrl, options: EventCodecOptions = {}) {
     this.fields = options.fields ?? {};
+    this.registryUrl = registryUrl;
     this.registry = new SchemaRegistry(
       { host: registryUrl, retry: { retries: 3, initialRetryTimeInSecs: 0.2, maxRetryTimeInSecs: 2 } },
       { [SchemaType.AVRO]: { ...avroTypeOptions } },
@@ -117,16 +132,52 @@ export class EventCodec {
           if (!isEventName(short)) throw new UndecodableMessageError(`schema id ${id} is ${type.name}, not a Trawl event`);
           return { name: short, type };
         })
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
           this.types.delete(id);
           if (err instanceof UndecodableMessageError) throw err;
           const status = statusOf(err);
-          if (status === 404) throw new UndecodableMessageError(`unknown schema id ${id}`, { cause: err });
+          if (status === 404) {
+            const serves = await this.servesKnownIds(id);
+            const judged =
+              serves === true
+                ? 'it serves the schema ids this process resolved before, so this id is unknown to it (a registry restored from an older backup, or a replica behind its leader?)'
+                : serves === false
+                  ? 'it does not serve the schema ids this process resolved before either: it is not serving (restored empty, a wrong SCHEMA_REGISTRY_URL path, a proxy?)'
+                  : 'this process has resolved no other id to compare with';
+            throw new SchemaNotFoundError(`the registry answers 404 for schema id ${id}; ${judged}; waiting for it`, serves, { cause: err });
+          }
           throw new SchemaRegistryError(`cannot fetch schema id ${id}: ${(err as Error).message}`, true, { cause: err });
         });
       this.types.set(id, entry);
     }
     return entry;
+  }
+
+  /**
+   * Whether the registry answers for a schema id this process has resolved before (other than
+   * `missing`): asked over plain HTTP, since the registry client answers known ids from its cache.
+   * Undefined when there is none to ask about. One answer is reused for a few seconds.
+   */
+  private servesKnownIds(missing: number): Promise<boolean | undefined> {
+    const known = [...this.readers.keys(), ...[...this.writers.values()].map((w) => w.id)].find((id) => id !== missing);
+    if (known === undefined) return Promise.resolve(undefined);
+    if (this.probe && Date.now() - this.probe.at < PROBE_TTL_MS) return this.probe.answer;
+    const url = new URL(`${this.registryUrl}/schemas/ids/${known}`);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (url.username || url.password) {
+      headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+      url.username = '';
+      url.password = '';
+    }
+    const answer = fetch(url, { headers, signal: AbortSignal.timeout(5_000) }).then(
+      async (res) => {
+        await res.body?.cancel();
+        return res.ok;
+      },
+      () => false,
+    );
+    this.probe = { at: Date.now(), answer };
+    return answer;
   }
 
   /**
@@ -166,7 +217,8 @@ export class EventCodec {
 
   /**
    * Decodes a message value. Throws UndecodableMessageError for what can never be decoded
-   * (dead-letter it), SchemaRegistryError (retriable) when the registry cannot be reached.
+   * (dead-letter it); SchemaRegistryError when the registry cannot be reached and
+   * SchemaNotFoundError when it answers 404 for the id (both retriable: wait).
    */
   async decode(buffer: Buffer | null): Promise<DecodedEvent> {
     const known = this.decodeKnown(buffer);

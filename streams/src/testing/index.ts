@@ -10,3 +10,4 @@ export * from './synthetic-crawl.ts';
 export * from './replay-bench-events.ts';
 export * from './poison-messages.ts';
 export * from './events-since.ts';
+export * from './http-proxy.ts';
