@@ -1,14 +1,15 @@
 /**
  * Chaos, part 2 (expensive: `npm run test:chaos` only, excluded from the normal apps/e2e run):
  * outside parts taken away in the middle of a crawl, through a TCP proxy between the apps and
- * the part (other processes sharing the stack are never touched), and a real broker restart.
+ * the part (other processes sharing the stack are never touched), a registry that answers 404
+ * through an HTTP proxy, and a real broker restart.
  * After each: the exact page set, JobCompleted once, Postgres read models and ClickHouse
  * facts/rollups equal to the event log (and to each other).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
-import { endpoints } from '@trawl/streams';
-import { startTcpProxy, type TcpProxy } from '@trawl/streams/testing';
+import { endpoints, readTopics } from '@trawl/streams';
+import { startHttpProxy, startTcpProxy, type HttpProxy, type TcpProxy } from '@trawl/streams/testing';
 import { createContext, kafkaDown, kafkaStatus, kafkaUp, stackLogger, withStackLock } from '@trawl/stack';
 import type { ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../../src/pipeline.ts';
@@ -23,6 +24,7 @@ let site: TestSite;
 let pipeline: Pipeline | undefined;
 let ch: ClickHouse | undefined;
 let proxy: TcpProxy | undefined;
+let httpProxy: HttpProxy | undefined;
 
 beforeAll(async () => {
   site = await createTestSite(SITE_OPTIONS);
@@ -33,6 +35,8 @@ afterAll(async () => {
 afterEach(async () => {
   await proxy?.close();
   proxy = undefined;
+  await httpProxy?.close();
+  httpProxy = undefined;
   await ch?.close();
   ch = undefined;
   await pipeline?.stop();
@@ -198,6 +202,48 @@ describe('chaos: outside parts away mid-crawl', () => {
     report('h Kafka broker restart', {
       brokerDownMs: restartedAt - stoppedAt, firstProgressMs: await progress, restartToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs,
       ...figures, lostRows: rm.lostRows,
+    });
+  });
+  it(`i. schema registry answering 404 for ${OUTAGE_MS / 1000} s (an HTTP proxy under every app; consumers restarted into it with cold caches): nothing dead-lettered, the job completes after it recovers`, async () => {
+    const p = await start();
+    httpProxy = await startHttpProxy(endpoints().schemaRegistryUrl);
+    const env = { SCHEMA_REGISTRY_URL: httpProxy.url };
+    const children = new Map((['projector-pg', 'projector-ch', 'frontier', 'worker'] as const).map((app) => [app, p.spawn(app, env)]));
+    p.spawn('worker', env);
+    const jobId = await dispatchJob(p, site, { hostDelayMs: 300, hostConcurrency: 2 });
+    await waitPages(p, jobId, 10);
+    await expect.poll(async () => (await pgState(p, jobId))?.page_rows ?? 0, { timeout: 120_000, interval: 250 }).toBeGreaterThanOrEqual(5);
+    // The registry answers 404 for everything (restored empty, a wrong path, a proxy mid-deploy).
+    // Processes started now know no schema: every event they read, and every one they write, needs it.
+    httpProxy.mode = 'not-found';
+    const cutAt = Date.now();
+    const atCut = await pagesInLog(p, jobId)();
+    for (const [app, child] of children) {
+      await p.kill(child);
+      p.spawn(app, env);
+    }
+    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - cutAt)));
+    const atRestore = await pagesInLog(p, jobId)();
+    const notFound = httpProxy.notFound;
+    httpProxy.mode = 'pass';
+    const restoredAt = Date.now();
+    await waitCompleted(p, jobId);
+    const completedMs = Date.now() - restoredAt;
+    const o = await crawlOutcome(p, jobId);
+    expectExactCrawl(site, o);
+    const rm = await expectReadModelsEqualLog(p, jobId, { ch: ch!, since: restoredAt });
+    expectAllAlive(p);
+    const figures = logFigures(site, o);
+    expect(figures.lostPages).toBe(0);
+    expect(notFound).toBeGreaterThan(0);
+    // The site's traps fail for good (their FetchRequested in the fetch DLQ, as exhausted or non-retriable);
+    // nothing may be there as undecodable, and no event at all in the events' DLQ.
+    const dead = await readTopics(p.kafka, [`${p.prefix}trawl.events.dlq`, p.topics.fetchDlq]);
+    const deadLetters = dead.filter((m) => m.topic !== p.topics.fetchDlq || !['exhausted', 'non-retriable'].includes(String(m.headers['trawl-dead-letter-reason']))).length;
+    expect(deadLetters).toBe(0);
+    report('i schema registry answering 404', {
+      outageMs: OUTAGE_MS, registryAnswers404: notFound, pagesProducedDuringOutage: atRestore - atCut, deadLetters,
+      restoreToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows,
     });
   });
 });
