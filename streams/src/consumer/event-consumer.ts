@@ -26,16 +26,12 @@
  * nothing of theirs committed again. Their uncommitted messages go to the new owner — the
  * duplicates at-least-once allows, at most the window per partition.
  *
- * Re-reads. The window is also what a previous owner may have started: when a partition the group
- * has committed before is taken on, its first maxUncommittedPerPartition offsets (those already in
- * the log at the first fetch) are re-reads,
- * and their deliveries are counted (delivery-verdict.ts) so that a message that kills its process
- * is dead-lettered as poison instead of killing every owner in turn. Past the window nothing is
- * counted: the hot path pays a comparison per message. A partition the group never committed has
- * nothing to re-read; its start is committed before anything runs, so a member that dies on its
- * first messages leaves a commit behind and its successor counts them.
+ * Re-reads. The window is also what a previous owner may have started: when a partition is taken
+ * on, the messages of its re-read window (reread-windows.ts) have their deliveries counted
+ * (delivery-verdict.ts), so that a message that kills its process is dead-lettered as poison
+ * instead of killing every owner in turn.
  */
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { createKafka } from '../kafka/client.ts';
 import { createLogger } from '../logger.ts';
@@ -52,9 +48,9 @@ import { PauseControl, tpKey } from './pause-control.ts';
 import { OffsetCommitter, groupOffsetsByTopic } from './offset-committer.ts';
 import { OwnedPartitions, type PartitionState } from './owned-partitions.ts';
 import { HeartbeatKeeper } from './heartbeat-keeper.ts';
-import { MessageProcessor, type IncomingMessage, type RereadWindow } from './message-processor.ts';
+import { MessageProcessor, type IncomingMessage } from './message-processor.ts';
 import { DeliveryCounter } from './delivery-counter.ts';
-import { Backoff, sleep } from '../util/backoff.ts';
+import { RereadWindows } from './reread-windows.ts';
 
 /** How long a consumer with nothing left to do waits before committing what it finished (see commitWhenQuiet). */
 const QUIET_COMMIT_MS = 100;
@@ -103,10 +99,7 @@ class ParallelConsumer implements EventConsumer {
   private readonly deliveries: DeliveryCounter;
   /** Aborted when shutdown begins. */
   private readonly stopped = new AbortController();
-  /** Reads the group's committed offsets when partitions are taken on (made on first use). */
-  private admin: Promise<Admin> | undefined;
-  /** The group's committed offsets (-1: none) and the partitions' ends, read when partitions were last assigned. */
-  private joinPositions: Promise<Map<string, { readonly committed: bigint; readonly end: bigint }>> | undefined;
+  private readonly rereads: RereadWindows;
   private readonly pauses: PauseControl;
   private readonly committer: OffsetCommitter;
   private quietCommit: NodeJS.Timeout | undefined;
@@ -159,6 +152,16 @@ class ParallelConsumer implements EventConsumer {
       stopping: this.stopped.signal,
       backoff: this.o.retryBackoff,
       metrics: this.metrics,
+      logger: this.logger,
+    });
+    this.rereads = new RereadWindows({
+      kafka: this.kafka,
+      groupId: options.groupId,
+      topics: [...this.sourceTopics, ...this.tierTopics],
+      maxUncommittedPerPartition: this.o.maxUncommittedPerPartition,
+      deliveries: this.deliveries,
+      commit: (offsets) => (this.groupCommit ? this.groupCommit(offsets) : Promise.reject(new Error('no batch received from this group member yet'))),
+      backoff: this.o.retryBackoff,
       logger: this.logger,
     });
     this.pauses = new PauseControl(() => this.consumer, this.logger);
@@ -271,78 +274,13 @@ class ParallelConsumer implements EventConsumer {
     this.pump();
   }
 
-  /**
-   * Starts tracking a partition at its first batch, with its re-read window: the offsets a previous
-   * owner may have started — at most maxUncommittedPerPartition past the group's commit, and none
-   * that was not yet in the log when this member first fetched (`highWatermark`).
-   */
+  /** Starts tracking a partition at its first batch, with its re-read window (reread-windows.ts). */
   private takeOn(topic: string, partition: number, fetched: bigint, highWatermark: bigint): PartitionState<IncomingMessage> {
     const state = this.partitions.adopt(topic, partition, fetched);
-    const windowEnd = fetched + BigInt(this.o.maxUncommittedPerPartition);
-    state.rereadEnd = windowEnd < highWatermark ? windowEnd : highWatermark;
-    state.reread = this.rereadWindow(state, fetched);
+    const { bound, window } = this.rereads.open(topic, partition, fetched, highWatermark, () => Boolean(this.stopping) || !this.partitions.isCurrent(state), state.abort.signal);
+    state.rereadEnd = bound;
+    state.reread = window;
     return state;
-  }
-
-  private rereadWindow(state: PartitionState<IncomingMessage>, fetched: bigint): RereadWindow {
-    const end = (async () => {
-      const backoff = new Backoff(this.o.retryBackoff);
-      for (;;) {
-        if (this.stopping || !this.partitions.isCurrent(state)) return fetched;
-        try {
-          const at = (await this.positionsAtJoin()).get(state.key);
-          if (at && at.committed >= 0n) {
-            this.deliveries.forgetBelow(state.topic, state.partition, at.committed);
-            // Nothing produced after the assignment can have reached a previous owner.
-            return state.rereadEnd < at.end ? state.rereadEnd : at.end;
-          }
-          // Never committed: nothing to re-read. Commit the start before anything runs here, so that
-          // a member dying on these first messages leaves its successor a window to count.
-          if (!this.groupCommit) throw new Error('no batch received from this group member yet');
-          await this.groupCommit([{ topic: state.topic, partition: state.partition, offset: String(fetched) }]);
-          return fetched;
-        } catch (err) {
-          this.joinPositions = undefined;
-          const delay = backoff.next();
-          this.logger.warn({ err, topic: state.topic, partition: state.partition, retryInMs: delay }, 'cannot tell whether the partition is re-read; its first messages wait');
-          await sleep(delay, state.abort.signal);
-        }
-      }
-    })();
-    return { end };
-  }
-
-  /** The group's committed offsets and the partitions' ends as the last assignment found them, by tpKey. */
-  private positionsAtJoin(): Promise<Map<string, { readonly committed: bigint; readonly end: bigint }>> {
-    this.joinPositions ??= (async () => {
-      this.admin ??= (async () => {
-        const admin = this.kafka.admin();
-        await admin.connect();
-        return admin;
-      })().catch((err: unknown) => {
-        this.admin = undefined;
-        throw err;
-      });
-      const admin = await this.admin;
-      const topics = [...this.sourceTopics, ...this.tierTopics];
-      const [committed, ends] = await Promise.all([
-        admin.fetchOffsets({ groupId: this.groupId, topics }),
-        Promise.all(topics.map(async (topic) => ({ topic, partitions: await admin.fetchTopicOffsets(topic) }))),
-      ]);
-      const out = new Map<string, { committed: bigint; end: bigint }>();
-      for (const { topic, partitions } of ends) for (const p of partitions) out.set(tpKey(topic, p.partition), { committed: -1n, end: BigInt(p.high) });
-      for (const { topic, partitions } of committed) {
-        for (const p of partitions) {
-          const entry = out.get(tpKey(topic, p.partition));
-          if (entry) entry.committed = BigInt(p.offset);
-        }
-      }
-      return out;
-    })().catch((err: unknown) => {
-      this.joinPositions = undefined;
-      throw err;
-    });
-    return this.joinPositions;
   }
 
   /** Starts what may start, one partition at a time in turn, within the global limit. */
@@ -427,8 +365,7 @@ class ParallelConsumer implements EventConsumer {
     }
     this.assigned = assigned;
     // Partitions taken on from now read the group's offsets and the log's ends as of this assignment.
-    this.joinPositions = undefined;
-    if (retained.length < assigned.size) void this.positionsAtJoin().catch(() => undefined);
+    this.rereads.assigned(retained.length < assigned.size);
     this.metrics.assigned();
     this.logger.info({ assignment }, 'partitions assigned');
     this.readyState.resolve();
@@ -501,7 +438,7 @@ class ParallelConsumer implements EventConsumer {
       this.pauses.clear();
       await consumer?.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'consumer disconnect failed'));
       await this.deliveries.close();
-      if (this.admin) await (await this.admin.catch(() => undefined))?.disconnect().catch(() => undefined);
+      await this.rereads.close();
       if (this.ownsProducer) await this.producer.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
       this.metrics.close();
       this.readyState.resolve();

@@ -13,6 +13,10 @@
  * forget the rows they move past.
  */
 import type { KafkaMessage } from 'kafkajs';
+import type { Logger } from 'pino';
+import { PoisonMessageError } from '../errors.ts';
+import type { RawMessage } from '../producer/event-producer.ts';
+import { deadLetterFor } from '../retry/dead-letter.ts';
 import type { DeliveryCounter } from '../consumer/delivery-counter.ts';
 import { deliveryVerdict, rereadHistory, type DeliveryVerdict } from '../consumer/delivery-verdict.ts';
 import type { ProjectionMetrics } from '../metrics/projection-metrics.ts';
@@ -31,10 +35,24 @@ export interface RereadPartition {
 export interface RereadBatchDeps {
   readonly deliveries: DeliveryCounter;
   readonly metrics: ProjectionMetrics;
+  readonly logger: Logger;
+  readonly deadLetterTopic: string;
   /** Applies `events` (of the partition) in one transaction that moves its offset to `nextAfter` and forgets the counts below it; the applied count. */
   apply(events: readonly ProjectedEvent[], nextAfter: bigint): Promise<number>;
-  /** Writes the message to the dead-letter topic as poison. */
-  poison(message: KafkaMessage, unfinished: number): Promise<void>;
+  /** Writes a record (a dead letter) and resolves once Kafka acknowledged it. */
+  send(record: RawMessage): Promise<void>;
+}
+
+/** Dead-letters a poison event (before its offset is moved past it). */
+async function poison(deps: RereadBatchDeps, where: RereadPartition, m: KafkaMessage, unfinished: number): Promise<void> {
+  const error = new PoisonMessageError(
+    `delivered ${unfinished} times without an outcome; the projection's process ended while applying it (a crash, a kill, or an event loop blocked past the watchdog)`,
+  );
+  deps.logger.error({ topic: where.topic, partition: where.partition, offset: m.offset, unfinished }, 'poison event: dead-lettering it and moving past it');
+  const source = { topic: where.topic, partition: where.partition, offset: m.offset, key: m.key ?? null, value: m.value, headers: m.headers };
+  await deps.send(deadLetterFor(source, { deadLetterTopic: deps.deadLetterTopic, reason: 'poison', attempts: unfinished, error }).record);
+  deps.metrics.deadLettered(1);
+  deps.metrics.poisoned();
 }
 
 /** Applies the batch (events decoded from `messages`, in offset order); the applied count. */
@@ -79,8 +97,7 @@ export async function applyRereadBatch(
     const offset = offsets[i]!;
     const verdict = verdicts[i]!;
     if (verdict.kind === 'poison') {
-      await deps.poison(byOffset.get(offset)!, verdict.unfinished);
-      deps.metrics.poisoned();
+      await poison(deps, where, byOffset.get(offset)!, verdict.unfinished);
       await deps.apply([], offset + 1n);
       continue;
     }

@@ -34,19 +34,17 @@
  * fails, the batch is applied again and the sends repeat, which deterministic event ids absorb.
  */
 import pg from 'pg';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { createKafka } from '../kafka/client.ts';
 import { createLogger } from '../logger.ts';
 import { endpoints } from '../config/endpoints.ts';
 import { EventCodec } from '../registry/event-codec.ts';
-import { EventProducer, type RawMessage } from '../producer/event-producer.ts';
+import { EventProducer } from '../producer/event-producer.ts';
 import { TOPICS, consumerGroup } from '../topics/catalogue.ts';
 import { requireTopics } from '../topics/require-topics.ts';
-import { InvalidOptionError, PoisonMessageError, UndecodableMessageError, isRetriable } from '../errors.ts';
+import { InvalidOptionError } from '../errors.ts';
 import { Backoff, sleep } from '../util/backoff.ts';
-import { deadLetterFor } from '../retry/dead-letter.ts';
-import { describeError, headerStrings } from '../retry/retry-headers.ts';
 import { PauseControl, tpKey } from '../consumer/pause-control.ts';
 import { OffsetCommitter, groupOffsetsByTopic, type CommitTarget } from '../consumer/offset-committer.ts';
 import { HeartbeatKeeper } from '../consumer/heartbeat-keeper.ts';
@@ -57,13 +55,13 @@ import { claimOffset, ensureOffsetsTable, lockOffsets, saveOffsets } from './off
 import { DeliveryCounter, maxDeliveriesOf } from '../consumer/delivery-counter.ts';
 import { deleteDeliveriesBelow } from '../consumer/delivery-store.ts';
 import { applyRereadBatch, type RereadBatchDeps } from './reread-batch.ts';
+import { decodeBatch, rawBatch, type DecodeBatchDeps } from './decode-batch.ts';
 import { inTransaction } from './pg-transaction.ts';
 import {
   projectionFetchSettings,
   type ApplyEvents,
   type Projection,
   type ProjectedEvent,
-  type ProjectedMessage,
   type ProjectionOptions,
   type RawProjectionOptions,
 } from './projection-options.ts';
@@ -286,7 +284,7 @@ class PostgresProjection implements Projection {
       const fresh = batch.messages.filter((m) => BigInt(m.offset) >= pos.next);
       this.metrics.skipped(batch.messages.length - fresh.length);
       if (fresh.length > 0) {
-        const { events, deadLetters } = await this.decodeAll(topic, partition, fresh);
+        const { events, deadLetters } = this.raw ? rawBatch(topic, partition, fresh) : await decodeBatch(this.decodeDeps, topic, partition, fresh);
         // Dead letters first: once the offset moves past them they must already be safe.
         if (deadLetters.length > 0) {
           await Promise.all(deadLetters.map((d) => this.producer!.sendRaw(d)));
@@ -315,23 +313,25 @@ class PostgresProjection implements Projection {
     }
   }
 
+  private get decodeDeps(): DecodeBatchDeps {
+    return { codec: this.codec, deadLetterTopic: this.deadLetterTopic, metrics: this.metrics, logger: this.logger };
+  }
+
   private rereadDeps(topic: string, partition: number): RereadBatchDeps {
     return {
       deliveries: this.deliveries,
       metrics: this.metrics,
+      logger: this.logger,
+      deadLetterTopic: this.deadLetterTopic,
       apply: async (events, nextAfter) => (await this.applyGroup([{ topic, partition, events, nextAfter, forgetDeliveries: true }]))[0]!,
-      poison: async (m, unfinished) => {
-        const error = new PoisonMessageError(`delivered ${unfinished} times without an outcome; the projection's process ended while applying it (a crash, a kill, or an event loop blocked past the watchdog)`);
-        this.logger.error({ topic, partition, offset: m.offset, unfinished }, 'poison event: dead-lettering it and moving past it');
+      send: async (record) => {
         if (!this.producer) {
-          // A raw projection reads dead-letter topics: there is nowhere further to send it. It stays
-          // in its topic (kept for ever); only this read model goes without it.
-          this.logger.error({ topic, partition, offset: m.offset }, 'poison message left out of the raw projection; it stays in its topic');
+          // A raw projection reads dead-letter topics: there is nowhere further to send a poison
+          // one. It stays in its topic (kept for ever); only this read model goes without it.
+          this.logger.error({ topic, partition }, 'poison message left out of the raw projection; it stays in its topic');
           return;
         }
-        const source = { topic, partition, offset: m.offset, key: m.key ?? null, value: m.value, headers: m.headers };
-        await this.producer.sendRaw(deadLetterFor(source, { deadLetterTopic: this.deadLetterTopic, reason: 'poison', attempts: unfinished, error }).record);
-        this.metrics.deadLettered(1);
+        await this.producer.sendRaw(record);
       },
     };
   }
@@ -388,52 +388,6 @@ class PostgresProjection implements Projection {
       for (const b of group) if (b.forgetDeliveries) await deleteDeliveriesBelow(tx, this.groupId, b.topic, b.partition, b.nextAfter);
       return toApply.map((events) => events.length);
     });
-  }
-
-  private async decodeAll(topic: string, partition: number, messages: readonly KafkaMessage[]): Promise<{ events: ProjectedEvent[]; deadLetters: RawMessage[] }> {
-    if (this.raw) {
-      const raw: ProjectedMessage[] = messages.map((m) => ({
-        topic,
-        partition,
-        offset: m.offset,
-        key: m.key ?? null,
-        value: m.value ?? null,
-        headers: headerStrings(m.headers),
-        timestamp: m.timestamp,
-      }));
-      // The batch machinery only reads `offset`; `apply` gets these as they are (runRawProjection).
-      return { events: raw as unknown as ProjectedEvent[], deadLetters: [] };
-    }
-    const events: ProjectedEvent[] = [];
-    const deadLetters: RawMessage[] = [];
-    for (const m of messages) {
-      try {
-        const d = await this.codec.decode(m.value);
-        events.push({
-          name: d.name,
-          value: d.value,
-          schemaId: d.schemaId,
-          topic,
-          partition,
-          offset: m.offset,
-          key: m.key ? m.key.toString('utf8') : null,
-          headers: headerStrings(m.headers),
-          timestamp: m.timestamp,
-        } as ProjectedEvent);
-      } catch (err) {
-        // Registry outages (and schema ids it does not know) are retried with the batch; only
-        // what can never decode is dead-lettered.
-        if (!(err instanceof UndecodableMessageError) && isRetriable(err)) {
-          const { code, errorClass } = describeError(err);
-          this.metrics.decodeRetried(code ?? errorClass);
-          throw err;
-        }
-        this.logger.warn({ err, topic, partition, offset: m.offset }, 'undecodable event; dead-lettering it');
-        const source = { topic, partition, offset: m.offset, key: m.key ?? null, value: m.value, headers: m.headers };
-        deadLetters.push(deadLetterFor(source, { deadLetterTopic: this.deadLetterTopic, reason: 'undecodable', attempts: 1, error: err }).record);
-      }
-    }
-    return { events, deadLetters };
   }
 
   /** Pauses the partition and lets it fetch the same batch again after a backoff. */
