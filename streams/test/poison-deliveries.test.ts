@@ -89,6 +89,7 @@ async function position(run: Run): Promise<bigint | undefined> {
  * message but the poison is done and the poison is dead-lettered; then stops it gracefully.
  */
 async function superviseUntilDone(run: Run, env: Record<string, string>, timeoutMs = 150_000): Promise<void> {
+  const started = Date.now();
   let child = start(run, env);
   let exited = false;
   let stopping = false;
@@ -112,6 +113,7 @@ async function superviseUntilDone(run: Run, env: Record<string, string>, timeout
       },
       { timeoutMs, intervalMs: 250, message: () => `every message done, the poison dead-lettered and the partition past it (deaths so far: ${run.deaths.join(', ')}); out:\n${lines(run.out).slice(-20).join('\n')}` },
     );
+    console.info(`POISON streams ${run.topic.split('.').pop()} ${JSON.stringify({ deaths: run.deaths, deliveries: lines(run.out).filter((l) => l === `start ${POISON}`).length, toPoisonAndPastMs: Date.now() - started })}`);
   } finally {
     stopping = true;
     const last = child;

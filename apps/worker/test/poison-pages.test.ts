@@ -64,6 +64,8 @@ interface Outcome {
   /** How the worker processes that died on their own ended (exit code or signal), in order. */
   readonly deaths: (number | string)[];
   readonly entered: number;
+  /** From the JobDispatched to the JobCompleted. */
+  readonly ms: number;
 }
 
 /**
@@ -91,6 +93,7 @@ async function crawlWithMisbehavingPage(action: 'exit' | 'block' | 'hang', env: 
   let worker: AppProcess = await start();
   const deaths: (number | string)[] = [];
   const jobId = randomUUID();
+  const dispatchedAt = Date.now();
   await world.producer.emit(
     'JobDispatched',
     { ...samples.JobDispatched, job_id: jobId, start_urls: [`${origin}/${action}/`], spec: crawlSpec(null, { depth: 1, max_pages: 100 }) },
@@ -104,7 +107,10 @@ async function crawlWithMisbehavingPage(action: 'exit' | 'block' | 'hang', env: 
       const stopped = new Promise((resolve) => (worker.running() ? worker.child.once('exit', resolve) : resolve(null)));
       worker.child.kill('SIGTERM');
       await stopped;
-      return { completed, failed: events.filter((e) => e.name === 'PageFailed').map((e) => e.value as PageFailed), deaths, entered: lines(out).length };
+      const ms = Date.now() - dispatchedAt;
+      const outcome = { completed, failed: events.filter((e) => e.name === 'PageFailed').map((e) => e.value as PageFailed), deaths, entered: lines(out).length, ms };
+      console.info(`POISON worker ${action} ${JSON.stringify({ deliveries: outcome.entered, deaths, pagesFetched: completed.pages_fetched, pagesFailed: completed.pages_failed, dispatchToCompletedMs: ms })}`);
+      return outcome;
     }
     if (!worker.running()) {
       deaths.push(worker.child.exitCode ?? worker.child.signalCode ?? 'unknown');

@@ -109,14 +109,24 @@ export class MessageProcessor {
       this.o.metrics.reread(verdict.isolated);
       isolated = verdict.isolated;
     }
+    if (!at) return this.deliverAndRoute(source, attempt, decoded.event, base, history, undefined, false, signal);
     // A counted delivery holds its turn from its record until its outcome is durable.
-    const release = at ? await this.o.deliveries.turn(isolated) : undefined;
+    const release = await this.o.deliveries.turn(isolated);
     try {
       if (signal.aborted) return false;
       return await this.deliverAndRoute(source, attempt, decoded.event, base, history, at, isolated, signal);
     } finally {
-      release?.();
+      release();
     }
+  }
+
+  /** The message has an outcome: a counted one forgets its count (at once for a suspect: before the next suspect runs). */
+  private async finished(at: MessagePosition | undefined, isolated: boolean): Promise<true> {
+    if (at) {
+      if (isolated) await this.o.deliveries.forgetNow(at);
+      else this.o.deliveries.forget(at);
+    }
+    return true;
   }
 
   private async deliverAndRoute(
@@ -133,30 +143,18 @@ export class MessageProcessor {
     let history = initial;
     let at = counted;
     let recordedHere = 0;
-    const deliver = async (current: number): Promise<boolean> => {
-      // Recorded before the handler runs: a process that dies in it leaves no chance after.
-      if (at && history.here + 1 !== recordedHere) {
-        if (!(await deliveries.record(at, history.here + 1, signal))) return false;
-        recordedHere = history.here + 1;
-      }
-      await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
-      return true;
-    };
-    const done = async (finished: boolean): Promise<boolean> => {
-      if (finished && at) {
-        if (isolated) await deliveries.forgetNow(at);
-        else deliveries.forget(at);
-      }
-      return finished;
-    };
-
     let backoff: Backoff | undefined; // only failures need one
     for (let current = attempt; ; ) {
       const started = performance.now();
       try {
-        if (!(await deliver(current))) return false;
+        // Recorded before the handler runs: a process that dies in it leaves no chance after.
+        if (at && history.here + 1 !== recordedHere) {
+          if (!(await deliveries.record(at, history.here + 1, signal))) return false;
+          recordedHere = history.here + 1;
+        }
+        await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
         this.o.metrics.processed(source.topic, performance.now() - started);
-        return await done(true);
+        return at ? this.finished(at, isolated) : true;
       } catch (err) {
         if (signal.aborted) return false;
         const { errorClass, message } = describeError(err);
@@ -189,9 +187,10 @@ export class MessageProcessor {
           const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt, unfinished: carried }, err);
           if (!(await this.sendUntilAcknowledged(record, signal))) return false;
           this.o.metrics.retried(source.topic);
-          return await done(true);
+          return this.finished(at, isolated);
         }
-        return await done(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event }, signal));
+        if (!(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event }, signal))) return false;
+        return this.finished(at, isolated);
       }
     }
   }
