@@ -96,27 +96,83 @@ export class MessageProcessor {
       signal,
     };
     const deliveries = this.o.deliveries;
-    let history: DeliveryHistory = FIRST_DELIVERY(unfinishedOf(source.headers));
+    // Known once there is something to count: a re-read, or a failure.
+    let history: DeliveryHistory | undefined;
     // Where this message's deliveries are recorded, once there is something to record (a re-read).
     let at: MessagePosition | undefined;
     let isolated = false;
+    let release: (() => void) | undefined;
     if (incoming.reread && BigInt(source.offset) < (await incoming.reread.end)) {
       at = { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
-      history = rereadHistory(history.carried, await deliveries.recorded(at, AbortSignal.any([signal, this.o.stopping])));
+      history = rereadHistory(unfinishedOf(source.headers), await deliveries.recorded(at, AbortSignal.any([signal, this.o.stopping])));
       if (signal.aborted || this.o.stopping.aborted) return false;
       const verdict = deliveryVerdict(history, deliveries.max);
       if (verdict.kind === 'poison') return this.poison(source, { attempts: attempt, unfinished: verdict.unfinished, cause: undefined, event: decoded.event, at }, signal);
       this.o.metrics.reread(verdict.isolated);
       isolated = verdict.isolated;
+      // A counted delivery holds its turn from its record until its outcome is durable.
+      release = await deliveries.turn(isolated);
+      if (signal.aborted) {
+        release();
+        return false;
+      }
     }
-    if (!at) return this.deliverAndRoute(source, attempt, decoded.event, base, history, undefined, false, signal);
-    // A counted delivery holds its turn from its record until its outcome is durable.
-    const release = await this.o.deliveries.turn(isolated);
+
+    let recordedHere = 0;
+    let backoff: Backoff | undefined; // only failures need one
     try {
-      if (signal.aborted) return false;
-      return await this.deliverAndRoute(source, attempt, decoded.event, base, history, at, isolated, signal);
+      for (let current = attempt; ; ) {
+        const started = performance.now();
+        try {
+          // Recorded before the handler runs: a process that dies in it leaves no chance after.
+          if (at && history!.here + 1 !== recordedHere) {
+            if (!(await deliveries.record(at, history!.here + 1, signal))) return false;
+            recordedHere = history!.here + 1;
+          }
+          await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
+          this.o.metrics.processed(source.topic, performance.now() - started);
+          return at ? await this.finished(at, isolated) : true;
+        } catch (err) {
+          if (signal.aborted) return false;
+          const { errorClass, message } = describeError(err);
+          this.o.metrics.handlerFailed(errorClass);
+          const where = { topic: source.topic, partition: source.partition, offset: source.offset, attempt: current, errorClass, error: message };
+          history ??= FIRST_DELIVERY(unfinishedOf(source.headers));
+          let carried = carriedForward(history);
+          if (err instanceof BudgetExceededError) {
+            // No outcome: this delivery counts as one more that did not end.
+            const verdict = afterUnfinished(history, deliveries.max);
+            this.o.metrics.budgetOverrun();
+            if (verdict.kind === 'poison') {
+              return await this.poison(source, { attempts: current, unfinished: verdict.unfinished, cause: err, event: decoded.event, at }, signal);
+            }
+            history = verdict.history;
+            carried = verdict.unfinished;
+            // A retry in place runs here again: from now on its deliveries are recorded.
+            at ??= { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
+          }
+          const route = routeFailure(err, current, this.o.retryTiers);
+          if (route.kind === 'in-place') {
+            const delay = (backoff ??= new Backoff(this.o.backoff)).next();
+            this.o.logger.warn({ ...where, retryInMs: delay }, 'handler failed; retrying in place');
+            await sleep(delay, signal);
+            if (signal.aborted) return false;
+            current = route.nextAttempt;
+            continue;
+          }
+          if (route.kind === 'retry-tier') {
+            this.o.logger.debug({ ...where, tier: route.tier.topic, dueAt: route.dueAt }, 'handler failed; forwarding to retry tier');
+            const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt, unfinished: carried }, err);
+            if (!(await this.sendUntilAcknowledged(record, signal))) return false;
+            this.o.metrics.retried(source.topic);
+            return await this.finished(at, isolated);
+          }
+          if (!(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event: decoded.event }, signal))) return false;
+          return await this.finished(at, isolated);
+        }
+      }
     } finally {
-      release();
+      release?.();
     }
   }
 
@@ -127,72 +183,6 @@ export class MessageProcessor {
       else this.o.deliveries.forget(at);
     }
     return true;
-  }
-
-  private async deliverAndRoute(
-    source: SourceMessage,
-    attempt: number,
-    event: DecodedEvent,
-    base: Omit<ConsumedEvent, 'attempt'>,
-    initial: DeliveryHistory,
-    counted: MessagePosition | undefined,
-    isolated: boolean,
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    const deliveries = this.o.deliveries;
-    let history = initial;
-    let at = counted;
-    let recordedHere = 0;
-    let backoff: Backoff | undefined; // only failures need one
-    for (let current = attempt; ; ) {
-      const started = performance.now();
-      try {
-        // Recorded before the handler runs: a process that dies in it leaves no chance after.
-        if (at && history.here + 1 !== recordedHere) {
-          if (!(await deliveries.record(at, history.here + 1, signal))) return false;
-          recordedHere = history.here + 1;
-        }
-        await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
-        this.o.metrics.processed(source.topic, performance.now() - started);
-        return at ? this.finished(at, isolated) : true;
-      } catch (err) {
-        if (signal.aborted) return false;
-        const { errorClass, message } = describeError(err);
-        this.o.metrics.handlerFailed(errorClass);
-        const where = { topic: source.topic, partition: source.partition, offset: source.offset, attempt: current, errorClass, error: message };
-        let carried = carriedForward(history);
-        if (err instanceof BudgetExceededError) {
-          // No outcome: this delivery counts as one more that did not end.
-          const verdict = afterUnfinished(history, deliveries.max);
-          this.o.metrics.budgetOverrun();
-          if (verdict.kind === 'poison') {
-            return this.poison(source, { attempts: current, unfinished: verdict.unfinished, cause: err, event, at }, signal);
-          }
-          history = verdict.history;
-          carried = verdict.unfinished;
-          // A retry in place runs here again: from now on its deliveries are recorded.
-          at ??= { topic: source.topic, partition: source.partition, offset: BigInt(source.offset) };
-        }
-        const route = routeFailure(err, current, this.o.retryTiers);
-        if (route.kind === 'in-place') {
-          const delay = (backoff ??= new Backoff(this.o.backoff)).next();
-          this.o.logger.warn({ ...where, retryInMs: delay }, 'handler failed; retrying in place');
-          await sleep(delay, signal);
-          if (signal.aborted) return false;
-          current = route.nextAttempt;
-          continue;
-        }
-        if (route.kind === 'retry-tier') {
-          this.o.logger.debug({ ...where, tier: route.tier.topic, dueAt: route.dueAt }, 'handler failed; forwarding to retry tier');
-          const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt, unfinished: carried }, err);
-          if (!(await this.sendUntilAcknowledged(record, signal))) return false;
-          this.o.metrics.retried(source.topic);
-          return this.finished(at, isolated);
-        }
-        if (!(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event }, signal))) return false;
-        return this.finished(at, isolated);
-      }
-    }
   }
 
   /**
