@@ -27,7 +27,7 @@ export interface TrawlVariant {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** `label:K=V,K=V` → a variant; e.g. `before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PARSE_THREADS=0`. */
+/** `label:K=V,K=V` → a variant; e.g. `before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PAGE_BUDGET_MS=60000`. */
 export function parseVariant(spec: string): TrawlVariant {
   const colon = spec.indexOf(':');
   if (colon <= 0) throw new Error(`--variant wants label:K=V[,K=V], got "${spec}"`);
@@ -56,7 +56,7 @@ export const USAGE = `options (all optional):
   --crawlee-autoscale  let Crawlee's pool autoscale from low (default: pinned at C)
   --contenders LIST    comma list of trawl,crawlee,limit (default all three)
   --variant L:K=V,…    one more Trawl pipeline, "trawl-L", with these environment settings
-                       (repeatable; e.g. before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PARSE_THREADS=0)
+                       (repeatable; e.g. before:TRAWL_FRONTIER_IN_PLACE=0,TRAWL_PAGE_BUDGET_MS=60000)
   --out FILE           JSON file name under bench-results/`;
 
 /**
