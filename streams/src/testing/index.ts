@@ -7,6 +7,7 @@ export * from './tcp-proxy.ts';
 export * from './test-clients.ts';
 export * from './registry-subjects.ts';
 export * from './synthetic-crawl.ts';
+export * from './at-least-once-log.ts';
 export * from './replay-bench-events.ts';
 export * from './poison-messages.ts';
 export * from './events-since.ts';
