@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   DatabaseUnavailableError, ProjectionSupersededError, ProjectionVersionMismatchError, PROJECTOR_PG_ERROR_CODES, ProjectorPgError,
-  ReplayInProgressError, ReplayOptionsError, ReplayVerificationError, isTransientDatabaseError,
+  ReplayConstraintError, ReplayInProgressError, ReplayOptionsError, ReplayVerificationError, isTransientDatabaseError,
 } from './errors.ts';
 
 const all: ProjectorPgError[] = [
   new ProjectionVersionMismatchError('m'), new ProjectionSupersededError('m'), new ReplayVerificationError('m', {}),
+  new ReplayConstraintError('m', { table: 'job_log', constraint: null, key: {}, events: [] }),
   new ReplayOptionsError('m'), new ReplayInProgressError('m'), new DatabaseUnavailableError('m'),
 ];
 

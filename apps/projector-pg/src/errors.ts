@@ -43,6 +43,34 @@ export class ReplayVerificationError extends ProjectorPgError {
   }
 }
 
+/** Where an event sits in the log, and what it is: how a replay failure points at its cause. */
+export interface EventPlace {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly event: string;
+  readonly event_id: string;
+  readonly occurred_at: string;
+}
+
+/**
+ * Thrown by a replay when a row it built breaks a key, a check or a column type of its table: the
+ * message names the live table and constraint (not the shadow's index name), the key or column, and
+ * the events behind the row with their log positions. The shadow tables are dropped and the live
+ * ones were never touched; trying again gives the same result until the cause is fixed.
+ */
+export class ReplayConstraintError extends ProjectorPgError {
+  readonly code = 'PG_REPLAY_CONSTRAINT';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly details: { readonly table: string; readonly constraint: string | null; readonly key: Readonly<Record<string, string>>; readonly events: readonly EventPlace[] },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Thrown for replay options that cannot be honoured (an unparsable --from, for instance). */
 export class ReplayOptionsError extends ProjectorPgError {
   readonly code = 'PG_REPLAY_OPTIONS';
@@ -66,6 +94,7 @@ export const PROJECTOR_PG_ERROR_CODES = [
   'PG_PROJECTION_VERSION_MISMATCH',
   'PG_PROJECTION_SUPERSEDED',
   'PG_REPLAY_VERIFICATION',
+  'PG_REPLAY_CONSTRAINT',
   'PG_REPLAY_OPTIONS',
   'PG_REPLAY_IN_PROGRESS',
   'PG_DATABASE_UNAVAILABLE',

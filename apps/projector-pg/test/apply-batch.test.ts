@@ -42,39 +42,40 @@ describe('applyBatch on Postgres', () => {
     }
   }
 
-  it('appends new rows and updates the ones a later event replaces, across batches', async () => {
+  it('appends new rows, updates a fetch whose winner changes, and lets copies of applied events change nothing, across batches', async () => {
     const job_id = 'job-replace';
     const page = (event_id: string, at: number, bytes: number): ProjectableEvent => ({
       name: 'PageFetched',
       value: { ...samples.PageFetched, job_id, fetch_id: 'f1', event_id, occurred_at: t(at), bytes },
     });
-    const item = (event_id: string, at: number, item_key: string, title: string): ProjectableEvent => ({
+    // An item's id is derived from its job and key (as the worker does), so a key seen again is a copy.
+    const item = (item_key: string, at: number, title: string): ProjectableEvent => ({
       name: 'ItemExtracted',
-      value: { ...samples.ItemExtracted, job_id, fetch_id: 'f1', item_key, event_id, occurred_at: t(at), fields: { title } },
+      value: { ...samples.ItemExtracted, job_id, fetch_id: 'f1', item_key, event_id: `item-${item_key}`, occurred_at: t(at), fields: { title } },
     });
-    await apply([page('e1', 1, 100), item('e2', 2, 'k1', 'first')]);
-    // The page fetched again (a worker crashed after producing) and its item extracted again.
-    await apply([page('e3', 3, 300), item('e4', 4, 'k1', 'second'), item('e5', 5, 'k2', 'other')]);
+    await apply([page('e1', 1, 100), item('k1', 2, 'first')]);
+    // The fetch ended twice under two event ids (a success after a failure, or a synthetic refetch): the later success wins.
+    await apply([page('e3', 3, 300), item('k2', 5, 'other')]);
 
     const pages = await db.pool.query('SELECT fetch_id, bytes, event_id FROM job_pages WHERE job_id = $1', [job_id]);
     expect(pages.rows).toEqual([{ fetch_id: 'f1', bytes: 300, event_id: 'e3' }]);
-    const items = await db.pool.query('SELECT item_key, fields, event_id FROM job_items WHERE job_id = $1 ORDER BY item_key', [job_id]);
-    expect(items.rows).toEqual([
-      { item_key: 'k1', fields: { title: 'second' }, event_id: 'e4' },
-      { item_key: 'k2', fields: { title: 'other' }, event_id: 'e5' },
-    ]);
-    const job = await db.pool.query('SELECT pages_fetched, items_extracted, bytes, log_seq FROM jobs WHERE job_id = $1', [job_id]);
-    expect(job.rows[0]).toEqual({ pages_fetched: 1, items_extracted: 2, bytes: 300, log_seq: 2 });
+    const job = await db.pool.query('SELECT pages_fetched, items_extracted, bytes, log_seq, updated_at FROM jobs WHERE job_id = $1', [job_id]);
+    expect(job.rows[0]).toEqual({ pages_fetched: 1, items_extracted: 2, bytes: 300, log_seq: 2, updated_at: t(5) });
     // Pages and job events get a line, items none (the page line counts them).
     const log = await db.pool.query('SELECT seq, event_id FROM job_log WHERE job_id = $1 ORDER BY seq', [job_id]);
     expect(log.rows.map((r) => `${r.seq}:${r.event_id}`)).toEqual(['1:e1', '2:e3']);
 
-    // Items delivered again (same event ids, under new offsets): the rows they wrote say so.
-    // The earlier extraction e2 was replaced by e4, so it is stale rather than a copy: applied, no effect.
-    const again = await apply([item('e4', 4, 'k1', 'second'), item('e5', 5, 'k2', 'other'), item('e2', 2, 'k1', 'first')]);
-    expect({ applied: again.applied, duplicates: again.duplicates, items: again.rows.items, log: again.rows.log }).toEqual({ applied: 1, duplicates: 2, items: 0, log: 0 });
-    const after = await db.pool.query('SELECT items_extracted, log_seq FROM jobs WHERE job_id = $1', [job_id]);
-    expect(after.rows[0]).toEqual({ items_extracted: 2, log_seq: 2 });
+    // Copies under new offsets, later and with other figures (a worker that fetched again after a
+    // crash): the first occurrences stand, and nothing moves, updated_at included.
+    const again = await apply([item('k1', 8, 'refetched'), page('e3', 9, 999), item('k2', 9, 'refetched')]);
+    expect({ applied: again.applied, duplicates: again.duplicates, items: again.rows.items, log: again.rows.log }).toEqual({ applied: 0, duplicates: 3, items: 0, log: 0 });
+    const items = await db.pool.query('SELECT item_key, fields, event_id FROM job_items WHERE job_id = $1 ORDER BY item_key', [job_id]);
+    expect(items.rows).toEqual([
+      { item_key: 'k1', fields: { title: 'first' }, event_id: 'item-k1' },
+      { item_key: 'k2', fields: { title: 'other' }, event_id: 'item-k2' },
+    ]);
+    const after = await db.pool.query('SELECT items_extracted, bytes, log_seq, updated_at FROM jobs WHERE job_id = $1', [job_id]);
+    expect(after.rows[0]).toEqual({ items_extracted: 2, bytes: 300, log_seq: 2, updated_at: t(5) });
   });
 
   it('stores crawled text holding NUL, which Postgres refuses in text and jsonb, without the NULs', async () => {

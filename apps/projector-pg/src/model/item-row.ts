@@ -1,9 +1,10 @@
 /**
  * One row per item (job id + item key; the key is stable for the same item on the same page).
- * Seen again (the page was fetched again), the later extraction wins and the count stays.
+ * The worker derives an extraction's event id from the job and the key, so a key extracted again
+ * (the page fetched again after a crash) is a copy of the same event: the first extraction stands
+ * and the count stays (event-identity.ts).
  */
 import type { ItemExtracted } from '@trawl/schemas';
-import { laterThan } from './job-row.ts';
 
 export interface ItemRow {
   job_id: string;
@@ -13,12 +14,6 @@ export interface ItemRow {
   fields: Readonly<Record<string, string>>;
   extracted_at: Date;
   event_id: string;
-}
-
-/** What must be known of a stored item to decide whether a new extraction replaces it. */
-export interface ItemVersion {
-  readonly extracted_at: Date;
-  readonly event_id: string;
 }
 
 export function itemKey(job_id: string, item_key: string): string {
@@ -35,8 +30,4 @@ export function itemFromEvent(e: ItemExtracted): ItemRow {
     extracted_at: e.occurred_at,
     event_id: e.event_id,
   };
-}
-
-export function replacesItem(existing: ItemVersion | undefined, candidate: ItemVersion): boolean {
-  return !existing || laterThan(candidate.extracted_at, candidate.event_id, existing.extracted_at, existing.event_id);
 }

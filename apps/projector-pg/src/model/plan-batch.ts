@@ -3,11 +3,12 @@
  * events, what rows to write. No I/O here, so the whole event → row mapping is unit-tested, and
  * the same code computes read models in memory for tests and for replay verification.
  *
- * A batch's effect is idempotent: an event whose id is already in the job log is skipped, a
- * fetch or item seen before replaces its row by precedence instead of adding to the counters.
- * Items have no log line (log-line.ts): an item whose stored row was written by the same event
- * is the duplicate. So even an event re-emitted under a new offset (a producer that crashed after
- * sending) counts once; offsets in the same transaction take care of plain redelivery.
+ * A batch's effect is idempotent. First event identity (event-identity.ts) leaves out every copy
+ * of an event applied before — by this batch, or as the stored state shows: a logged event whose
+ * id is in the job log, an item whose key has a row — taking the batch in log order, so the first
+ * copy is the one kept. Only then are the events sorted by time and folded. So an event
+ * re-emitted under a new offset (a producer that crashed after sending) counts once, as in a
+ * replay; offsets in the same transaction take care of plain redelivery.
  */
 import type { DecodedEvent } from '@trawl/streams';
 import type { EventMap } from '@trawl/schemas';
@@ -16,7 +17,8 @@ import {
   maxDate, minDate, settle, type JobRow,
 } from './job-row.ts';
 import { contribution, pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
-import { itemFromEvent, itemKey, replacesItem, type ItemRow, type ItemVersion } from './item-row.ts';
+import { itemFromEvent, itemKey, type ItemRow } from './item-row.ts';
+import { firstOccurrences } from './event-identity.ts';
 import { isLogged, logLine, type JobEventName, type LoggedEventName, type LogLevel } from './log-line.ts';
 
 /** What planBatch needs to know of an event: its type and body (a DecodedEvent fits). */
@@ -38,7 +40,8 @@ export interface StoredState {
   readonly jobs: ReadonlyMap<string, JobRow>;
   readonly loggedEventIds: ReadonlySet<string>;
   readonly pages: ReadonlyMap<string, PageRow>;
-  readonly items: ReadonlyMap<string, ItemVersion>;
+  /** The items stored, by itemKey: a key is an item's identity (event-identity.ts). */
+  readonly items: Pick<ReadonlySet<string>, 'has'>;
 }
 
 export interface BatchPlan {
@@ -46,7 +49,7 @@ export interface BatchPlan {
   readonly pages: PageRow[];
   readonly items: ItemRow[];
   readonly log: LogRow[];
-  /** Events that changed something; the rest were already applied (same event id). */
+  /** Events that changed something; the rest were copies of events applied before (event-identity.ts). */
   readonly applied: number;
   readonly duplicates: number;
 }
@@ -99,11 +102,7 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
   const jobs = new Map<string, JobRow>();
   const pages = new Map<string, PageRow>();
   const items = new Map<string, ItemRow>();
-  const itemVersions = new Map<string, ItemVersion>();
   const log: LogRow[] = [];
-  const seen = new Set<string>();
-  let applied = 0;
-  let duplicates = 0;
 
   const jobOf = (id: string): JobRow => {
     let job = jobs.get(id);
@@ -115,21 +114,15 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
     return job;
   };
 
-  const itemBefore = (i: ItemRow): ItemVersion | undefined => {
-    const key = itemKey(i.job_id, i.item_key);
-    return itemVersions.get(key) ?? stored.items.get(key);
-  };
+  // Identity before time: the copies are dropped in log order, and only the events left are sorted.
+  const { first, copies } = firstOccurrences(events.filter(isJobEvent), (e) => {
+    if (e.name !== 'ItemExtracted') return stored.loggedEventIds.has(e.value.event_id);
+    const v = e.value as EventMap['ItemExtracted'];
+    return stored.items.has(itemKey(v.job_id, v.item_key));
+  });
 
-  for (const e of [...events].filter(isJobEvent).sort(byTime)) {
+  for (const e of first.sort(byTime)) {
     const v = e.value;
-    const item = e.name === 'ItemExtracted' ? itemFromEvent(v as EventMap['ItemExtracted']) : undefined;
-    // Items have no log line: a stored item written by this very event is the copy.
-    if (seen.has(v.event_id) || stored.loggedEventIds.has(v.event_id) || (item && itemBefore(item)?.event_id === item.event_id)) {
-      duplicates++;
-      continue;
-    }
-    seen.add(v.event_id);
-    applied++;
     const job = jobOf(v.job_id);
     switch (e.name) {
       case 'CrawlRequested':
@@ -165,14 +158,10 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
         break;
       }
       case 'ItemExtracted': {
-        const row = item!; // built above for the copy check
-        const before = itemBefore(row);
-        if (!before) job.items_extracted += 1;
-        if (replacesItem(before, row)) {
-          const key = itemKey(row.job_id, row.item_key);
-          items.set(key, row);
-          itemVersions.set(key, row);
-        }
+        // A first occurrence: the key has no row yet (event-identity.ts).
+        const row = itemFromEvent(v as EventMap['ItemExtracted']);
+        items.set(itemKey(row.job_id, row.item_key), row);
+        job.items_extracted += 1;
         break;
       }
     }
@@ -185,5 +174,5 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
     settle(job);
   }
 
-  return { jobs: [...jobs.values()], pages: [...pages.values()], items: [...items.values()], log, applied, duplicates };
+  return { jobs: [...jobs.values()], pages: [...pages.values()], items: [...items.values()], log, applied: first.length, duplicates: copies };
 }

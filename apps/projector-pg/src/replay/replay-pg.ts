@@ -23,7 +23,8 @@ import { PROJECTION, PROJECTION_VERSION, projectionName } from '../version.ts';
 import { ProjectionVersionMismatchError, ReplayInProgressError, ReplayOptionsError, ReplayVerificationError } from '../errors.ts';
 import { applyBatch } from '../projector/apply-batch.ts';
 import { indexDdl, keyDdl, tableDdl } from '../sql/ddl.ts';
-import { BulkBuilder } from './bulk-build.ts';
+import { BulkBuilder, stageNames } from './bulk-build.ts';
+import { explainReplayFailure } from './replay-failure.ts';
 import { LIVE_TABLES, ident, suffixedTables, tableList, type TableSet } from '../sql/tables.ts';
 import { checksumDifferences, tableSetChecksum, type TableSetChecksum } from '../sql/checksum.ts';
 import { EXCLUSIVE_SWAP_LOCK_SQL, PG_REPLAY_LOCK } from '../sql/locks.ts';
@@ -81,9 +82,9 @@ export interface ReplayPgReport {
   readonly previousVersion: number | null;
 }
 
-const SHADOW_PATTERN = /^(jobs|job_pages|job_items|job_log)__(old_)?r[a-z0-9]+$/;
+const SHADOW_PATTERN = /^(jobs|job_pages|job_items|job_log)__(old_)?r[a-z0-9]+(_stage)?$/;
 
-/** Shadow and old tables left by replays that crashed or kept them; called under the replay lock. */
+/** Shadow, stage and old tables left by replays that crashed or kept them; called under the replay lock. */
 async function dropLeftovers(db: pg.Pool, logger: Logger): Promise<void> {
   const { rows } = await db.query<{ tablename: string }>(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`);
   const stale = rows.map((r) => r.tablename).filter((n) => SHADOW_PATTERN.test(n));
@@ -125,7 +126,8 @@ export async function replayPg(options: ReplayPgOptions = {}): Promise<ReplayPgR
   const pool = options.pool ?? createPool({ max: 4, applicationName: 'trawl-replay-pg', statementTimeoutMs: 0 });
   const kafka = options.kafka ?? createKafka({ clientId: 'trawl-replay-pg', logger });
   const codec = options.codec ?? new EventCodec();
-  const topics = topicList(options.topics ?? DEFAULT_TOPICS);
+  const projected = options.topics ?? DEFAULT_TOPICS;
+  const topics = topicList(projected);
   const batchSize = options.batchSize ?? 5000;
   const swapThreshold = options.swapThreshold ?? 5000;
   const maxRounds = options.maxRounds ?? 10;
@@ -160,10 +162,16 @@ export async function replayPg(options: ReplayPgOptions = {}): Promise<ReplayPgR
         if ((positions.get(k) ?? 0n) <= e.offset) positions.set(k, e.offset + 1n);
       }
     };
-    const bulk = new BulkBuilder(pool, shadow);
+    const bulk = new BulkBuilder(pool, shadow, projected);
     await bulk.createStage();
+    const failure = { db: pool, shadow, topics: projected };
     /** Row-by-row, once the shadow tables have their keys: in a transaction of its own, or the caller's. */
     const incremental = (client: pg.ClientBase | undefined) => async (events: RangeEvent[]): Promise<void> => {
+      await applyIncrementally(client, events).catch(async (err: unknown) => {
+        throw await explainReplayFailure(err, failure, events);
+      });
+    };
+    const applyIncrementally = async (client: pg.ClientBase | undefined, events: RangeEvent[]): Promise<void> => {
       if (client) {
         await applyBatch(client, shadow, events);
       } else {
@@ -211,9 +219,15 @@ export async function replayPg(options: ReplayPgOptions = {}): Promise<ReplayPgR
     progress.enter('catch-up', liveName ? `up to the offsets of live ${liveName}` : 'up to the end of the log');
     await catchUp((events) => bulk.add(events), maxRounds);
     progress.enter('index', 'settling the bulk load and building keys and indexes');
-    await bulk.finish();
-    // One session, so the larger sort memory applies to every index build.
-    await pool.query(`SET maintenance_work_mem = '512MB'; ${keyDdl(shadow)} ${indexDdl(shadow)} RESET maintenance_work_mem;`);
+    try {
+      await bulk.finish();
+      // One session, so the larger sort memory applies to every index build.
+      await pool.query(`SET maintenance_work_mem = '512MB'; ${keyDdl(shadow)} ${indexDdl(shadow)} RESET maintenance_work_mem;`);
+    } catch (err) {
+      // Before the stage goes: a key that did not build is traced to its events through it.
+      throw await explainReplayFailure(err, failure);
+    }
+    await bulk.dropStage();
     // What arrived meanwhile, row by row now that the keys exist.
     progress.enter('catch-up', 'the stretch that arrived while indexing');
     await catchUp(incremental(undefined), 3);
@@ -284,7 +298,7 @@ export async function replayPg(options: ReplayPgOptions = {}): Promise<ReplayPgR
       previousVersion: previous ?? null,
     };
   } finally {
-    if (!swapped) await pool.query(`DROP TABLE IF EXISTS ${tableList(shadow).map(ident).join(', ')}`).catch(() => undefined);
+    if (!swapped) await pool.query(`DROP TABLE IF EXISTS ${[...tableList(shadow), ...Object.values(stageNames(shadow))].map(ident).join(', ')}`).catch(() => undefined);
     await lockClient.query(`SELECT pg_advisory_unlock(hashtext($1))`, [PG_REPLAY_LOCK]).catch(() => undefined);
     lockClient.release();
     if (!options.pool) await pool.end();
