@@ -9,8 +9,8 @@ import { ClickHouseUnavailableError } from '../src/errors.ts';
 import { applySchema } from '../src/schema/analytics-schema.ts';
 import { UserMemory } from '../src/model/tsv-batch.ts';
 import type { PositionedEvent } from '../src/model/fact-rows.ts';
-import { PageIdMemory } from '../src/projector/page-id-memory.ts';
-import { DEDUPE_WINDOW } from '../src/projector/write-facts.ts';
+import { EventIdMemory } from '../src/projector/event-id-memory.ts';
+import { DEDUPE_WINDOW } from '../src/model/event-identity.ts';
 import { ShadowWriter } from '../src/replay/shadow-writer.ts';
 import { analyticsChecksum } from '../src/queries/consistency.ts';
 
@@ -62,7 +62,7 @@ describe('ShadowWriter against a real ClickHouse', () => {
     return ch;
   };
   const write = async (ch: ClickHouse, events: PositionedEvent[], chunk: number, eventsPerInsert: number) => {
-    const writer = new ShadowWriter({ shadow: ch, users: new UserMemory(), pageIds: new PageIdMemory(DEDUPE_WINDOW), logger: testLogger('shadow-writer'), eventsPerInsert });
+    const writer = new ShadowWriter({ shadow: ch, users: new UserMemory(), eventIds: { job_events: new EventIdMemory(DEDUPE_WINDOW), page_fetches: new EventIdMemory(DEDUPE_WINDOW), items: new EventIdMemory(DEDUPE_WINDOW) }, logger: testLogger('shadow-writer'), eventsPerInsert });
     for (let i = 0; i < events.length; i += chunk) await writer.add(events.slice(i, i + chunk));
     return writer.flush();
   };

@@ -7,6 +7,7 @@
 import type { ClickHouse } from '../clickhouse/http-client.ts';
 import { ident, quote, uint } from '../clickhouse/sql-text.ts';
 import type { FactTable, PositionedEvent } from '../model/fact-rows.ts';
+import { eventIdOf, type KeptAt } from '../model/event-identity.ts';
 
 export const positionKey = (partition: number, offset: bigint): string => `${partition}:${offset}`;
 
@@ -34,8 +35,8 @@ export async function storedPositions(ch: ClickHouse, table: FactTable, events: 
 export interface StoredCopies {
   /** Positions of the given events already stored (a redelivery, or a retried insert that landed). */
   readonly positions: Set<string>;
-  /** Event ids of the given events stored anywhere in the window. */
-  readonly ids: Set<string>;
+  /** Where each of the given events' ids is stored in the window: its highest offset per partition (event-identity.ts). */
+  readonly keptAt: KeptAt;
 }
 
 /**
@@ -51,15 +52,21 @@ export async function storedCopies(
   window: bigint,
   database: string = ch.database,
 ): Promise<StoredCopies> {
-  if (events.length === 0) return { positions: new Set(), ids: new Set() };
-  const ids = new Set(events.map((e) => (e.value as { event_id: string }).event_id));
+  if (events.length === 0) return { positions: new Set(), keptAt: () => undefined };
+  const ids = new Set(events.map(eventIdOf));
   const sql =
     `SELECT event_id AS id, _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} ` +
     `WHERE (${rangesWhere(events, window)}) AND event_id IN (${[...ids].map(quote).join(',')})`;
   // A batch's ids can outgrow the defaults of max_query_size (256 KiB) and max_ast_elements (50,000).
   const settings = { max_query_size: String(Math.max(262_144, sql.length * 2)), max_ast_elements: String(Math.max(50_000, ids.size * 2 + 1_000)) };
   const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { settings });
-  return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), ids: new Set(rows.map((r) => r.id)) };
+  const highest = new Map<string, bigint>();
+  for (const r of rows) {
+    const key = `${Number(r.p)}\u0000${r.id}`;
+    const o = BigInt(r.o);
+    if ((highest.get(key) ?? -1n) < o) highest.set(key, o);
+  }
+  return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), keptAt: (p, id) => highest.get(`${p}\u0000${id}`) };
 }
 
 /** The next position per partition of one table: max(_offset) + 1 (where the projection stands). */

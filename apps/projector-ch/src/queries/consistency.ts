@@ -3,6 +3,10 @@
  * order-independent checksum of each event's content; per rollup, the merged rows and a checksum
  * of their merged values. Two databases built from the same positions give the same figures.
  *
+ * An event stored twice (a copy re-emitted beyond the dedupe window, event-identity.ts) counts by
+ * the smaller hash of its copies, the same in any database that holds the same rows, whatever
+ * order its parts are read in.
+ *
  * Left out on purpose: positions (a copy of an event at another offset is the same event) and
  * page facts' user_id (best effort: known only when the job's events were read first, which
  * depends on how the topics interleave).
@@ -44,7 +48,7 @@ export async function analyticsChecksum(ch: ClickHouse, database: string = ch.da
   for (const [table, content] of Object.entries(FACT_CONTENT)) {
     const [r] = await ch.rows<{ rows: string; events: string; checksum: string }>(
       `SELECT (SELECT count() FROM ${db}.${ident(table)} FINAL) AS rows, count() AS events, toString(sum(h)) AS checksum
-       FROM (SELECT event_id, any(cityHash64(${content})) AS h FROM ${db}.${ident(table)} GROUP BY event_id)`,
+       FROM (SELECT event_id, min(cityHash64(${content})) AS h FROM ${db}.${ident(table)} GROUP BY event_id)`,
     );
     out[table] = { rows: Number(r!.rows), events: Number(r!.events), checksum: r!.checksum };
   }

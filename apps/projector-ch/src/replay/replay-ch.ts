@@ -21,9 +21,9 @@ import { checkDatabaseName, ident, quote, uint } from '../clickhouse/sql-text.ts
 import { applySchema, createDatabase, databaseExists, recordVersion, storedVersion, tableNames, viewStatements } from '../schema/analytics-schema.ts';
 import { analyticsCodec, FACT_TABLES, type FactTable } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';
-import { DEDUPE_WINDOW } from '../projector/write-facts.ts';
+import { DEDUPE_WINDOW } from '../model/event-identity.ts';
 import { ShadowWriter } from './shadow-writer.ts';
-import { PageIdMemory } from '../projector/page-id-memory.ts';
+import { EventIdMemory } from '../projector/event-id-memory.ts';
 import { nextPositions } from '../projector/positions.ts';
 import { CH_REPLAY_LOCK, CH_SWAP_LOCK } from '../projector/swap-lock.ts';
 import { analyticsChecksum, checksumDifferences, type AnalyticsChecksum } from '../queries/consistency.ts';
@@ -160,10 +160,10 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
       }
       if (previous !== undefined) copied = await copyPrefix(ch, shadow, database, topicTables, positions);
     }
-    // The shadow's only writer is this replay, in offset order: it answers the page events' id
-    // check from memory (what it copied over, then what it writes) instead of a query per batch.
-    const pageIds = new PageIdMemory(DEDUPE_WINDOW);
-    if (copied > 0) await pageIds.load(shadow, 'page_fetches', positionsOf(positions, topics.pages));
+    // The shadow's only writer is this replay, in offset order: it answers the events' id check
+    // from memory (what it copied over, then what it writes) instead of a query per batch.
+    const eventIds = { job_events: new EventIdMemory(DEDUPE_WINDOW), page_fetches: new EventIdMemory(DEDUPE_WINDOW), items: new EventIdMemory(DEDUPE_WINDOW) };
+    if (copied > 0) for (const [table, topic] of topicTables) await eventIds[table].load(shadow, table, positionsOf(positions, topic));
 
     /** Where each partition's replay ends: the live tables' next positions, or the log's end when nothing is live. */
     const targets = async (): Promise<{ to: Map<string, bigint>; high: Map<string, bigint> }> => {
@@ -192,7 +192,7 @@ export async function replayCh(options: ReplayChOptions = {}): Promise<ReplayChR
     // of the whole log, not only those in flight as the live projector's does (~150 bytes a job).
     const users = new UserMemory(REPLAY_JOBS_REMEMBERED);
     if (copied > 0) await learnCopiedUsers(shadow, users);
-    writer = new ShadowWriter({ shadow, users, pageIds, logger, eventsPerInsert: batchSize });
+    writer = new ShadowWriter({ shadow, users, eventIds, logger, eventsPerInsert: batchSize });
     let undecodable = 0;
     // Job events first, on their own: page facts carry their job's user, learnt from its job
     // events, so those must be known before the pages are read (the topics would otherwise

@@ -10,19 +10,20 @@
  * rows are joined into one, which the collector does not copy.
  *
  * The checks of `writeFacts` apply, answered without asking ClickHouse: the shadow starts empty
- * (or with the facts a replay from a time copied, which `PageIdMemory.load` learnt) and this is
- * its only writer, in offset order. A page event whose id was written within the window (or
- * earlier in the chunk) is left out; positions are never written twice, except by an insert that
- * failed yet landed, which is why a retried insert first asks which of its positions are stored.
+ * (or with the facts a replay from a time copied, which `EventIdMemory.load` learnt) and this is
+ * its only writer, in offset order. An event whose id was kept within the window before it (or
+ * earlier in the chunk) is left out (event-identity.ts); positions are never written twice, except
+ * by an insert that failed yet landed, which is why a retried insert first asks which of its
+ * positions are stored.
  */
 import { Backoff, sleep, type Logger } from '@trawl/streams';
 import type { ClickHouse } from '../clickhouse/http-client.ts';
 import { FACT_COLUMNS, FACT_TABLES, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { tableOf, tsvBatch, type UserMemory } from '../model/tsv-batch.ts';
 import { positionKey, storedPositions } from '../projector/positions.ts';
-import { firstCopies } from '../projector/write-facts.ts';
+import { eventIdOf, firstCopies } from '../model/event-identity.ts';
 import { ProjectorChError } from '../errors.ts';
-import type { PageIdMemory } from '../projector/page-id-memory.ts';
+import type { EventIdMemory } from '../projector/event-id-memory.ts';
 
 /** Rows waiting for one insert: the TabSeparated bodies of its chunks and each row's position. */
 interface PendingTable {
@@ -42,7 +43,8 @@ const emptyTables = (): Record<FactTable, PendingTable> => ({
 export interface ShadowWriterOptions {
   readonly shadow: ClickHouse;
   readonly users: UserMemory;
-  readonly pageIds: PageIdMemory;
+  /** Per fact table: the ids kept within the window (a partition number names another partition in each table's topic). */
+  readonly eventIds: Readonly<Record<FactTable, EventIdMemory>>;
   readonly logger: Logger;
   /** Events per insert (their rows, once the events the analytics do not keep are left out). */
   readonly eventsPerInsert: number;
@@ -74,12 +76,23 @@ export class ShadowWriter {
   async add(events: readonly PositionedEvent[]): Promise<void> {
     this.throwIfFailed();
     this.o.users.learn(events);
-    const pages = events.filter((e) => tableOf(e.name) === 'page_fetches');
-    const storedIn = this.o.pageIds.storedIn(pages);
-    const fresh = new Set(firstCopies(pages, storedIn));
-    this.duplicates += pages.length - fresh.size;
-    const kept = fresh.size === pages.length ? events : events.filter((e) => fresh.has(e) || tableOf(e.name) !== 'page_fetches');
-    for (const e of fresh) this.o.pageIds.add(e.partition, e.offset, (e.value as { event_id: string }).event_id);
+    const byTable: Record<FactTable, PositionedEvent[]> = { job_events: [], page_fetches: [], items: [] };
+    for (const e of events) {
+      const table = tableOf(e.name);
+      if (table) byTable[table].push(e);
+    }
+    const kept: PositionedEvent[] = [];
+    for (const table of FACT_TABLES) {
+      const list = byTable[table];
+      if (list.length === 0) continue;
+      const memory = this.o.eventIds[table];
+      const first = firstCopies(list, memory.keptAt(list), memory.window);
+      this.duplicates += list.length - first.length;
+      for (const e of first) {
+        memory.add(e.partition, e.offset, eventIdOf(e));
+        kept.push(e);
+      }
+    }
 
     const batch = tsvBatch(kept, this.o.users);
     for (const e of kept) {

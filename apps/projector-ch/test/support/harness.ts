@@ -26,10 +26,10 @@ export interface Harness {
   produce(events: readonly SyntheticEvent[]): Promise<void>;
   events(): Promise<LoggedEvent[]>;
   /**
-   * Waits until the live projector (group `projector-ch-<id>`, as the tests name it) has committed
-   * every message of the topics: each one stored, or recognised as stored already.
+   * Waits until the live projector (group `projector-ch-<id>`, as the tests name it, or the one
+   * given) has committed every message of the topics: each one stored, or recognised as stored already.
    */
-  waitForCatchUp(timeoutMs?: number): Promise<void>;
+  waitForCatchUp(timeoutMs?: number, groupId?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,12 +63,12 @@ export async function createHarness(label: string): Promise<Harness> {
       await Promise.all(events.map((e) => producer.emit(e.name, e.body as never, { eventId: e.eventId, occurredAt: e.occurredAt, topic: topics[TOPIC_OF[e.name]!] })));
     },
     events: () => readEvents(kafka, codec, [topics.jobs, topics.pages, topics.items]),
-    async waitForCatchUp(timeoutMs = 60_000) {
+    async waitForCatchUp(timeoutMs = 60_000, groupId = `projector-ch-${id}`) {
       await admin.connect();
       const ends = new Map<string, bigint>();
       for (const topic of Object.values(topics)) for (const p of await admin.fetchTopicOffsets(topic)) ends.set(`${topic}:${p.partition}`, BigInt(p.high));
       await waitFor(async () => {
-        const committed = await admin.fetchOffsets({ groupId: `projector-ch-${id}`, topics: Object.values(topics) });
+        const committed = await admin.fetchOffsets({ groupId, topics: Object.values(topics) });
         const at = new Map<string, bigint>(committed.flatMap((t) => t.partitions.map((p) => [`${t.topic}:${p.partition}`, BigInt(p.offset)] as const)));
         return [...ends].every(([k, end]) => end === 0n || (at.get(k) ?? -1n) >= end);
       }, { timeoutMs, intervalMs: 250, message: 'the projector to commit every message' });

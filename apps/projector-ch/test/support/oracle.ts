@@ -31,3 +31,21 @@ export function expectedTotals(events: readonly LoggedEvent[]): JobTotals[] {
   }
   return [...out.values()].sort((a, b) => a.job_id.localeCompare(b.job_id));
 }
+
+/** A fact's place: topic, partition, offset. */
+export const factKey = (topic: string, partition: number, offset: bigint): string => `${topic}:${partition}:${offset}`;
+
+/** The reference, written without the projector's code: in log order, an event is kept unless a kept copy lies within `window` offsets before it in its partition. */
+export function expectedFacts(log: readonly { topic: string; partition: number; offset: bigint; event_id: string }[], window: bigint): Set<string> {
+  const last = new Map<string, bigint>();
+  const out = new Set<string>();
+  for (const r of [...log].sort((a, b) => (a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0))) {
+    const id = `${r.topic}\u0000${r.partition}\u0000${r.event_id}`;
+    const before = last.get(id);
+    if (before !== undefined && r.offset - before <= window) continue;
+    last.set(id, r.offset);
+    out.add(factKey(r.topic, r.partition, r.offset));
+  }
+  return out;
+}
+

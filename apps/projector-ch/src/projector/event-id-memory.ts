@@ -1,15 +1,13 @@
 /**
- * The page event ids a replay has written to its shadow tables, per partition, for the last
- * `window` offsets: the answer to "is this event id stored within the window?" without asking
- * ClickHouse. Only a writer that is the sole writer of its tables, in offset order per partition,
- * can answer so — a replay into its shadow database. The live projector shares its tables with
- * replays and restarts, so it asks ClickHouse (`storedCopies`).
- *
- * It answers as `storedCopies` does: an id counts as stored when written in one of the batch's
- * partitions at an offset from `window` before the batch's lowest offset there, or later.
+ * The event ids a replay has written to one fact table of its shadow database, per partition, for
+ * the last `window` offsets: the answer to "where is this event id kept?" (event-identity.ts)
+ * without asking ClickHouse. Only a writer that is the sole writer of its tables, in offset order
+ * per partition, can answer so — a replay into its shadow database. The live projector shares its
+ * tables with replays and restarts, so it asks ClickHouse (`storedCopies`), and gets the same answer.
  */
 import type { ClickHouse } from '../clickhouse/http-client.ts';
 import { ident, uint } from '../clickhouse/sql-text.ts';
+import type { KeptAt } from '../model/event-identity.ts';
 
 interface PartitionIds {
   /** Event id → the highest offset it was written at. */
@@ -20,10 +18,10 @@ interface PartitionIds {
   head: number;
 }
 
-export class PageIdMemory {
+export class EventIdMemory {
   private readonly partitions = new Map<number, PartitionIds>();
 
-  constructor(private readonly window: bigint) {}
+  constructor(readonly window: bigint) {}
 
   private partition(p: number): PartitionIds {
     let state = this.partitions.get(p);
@@ -47,29 +45,23 @@ export class PageIdMemory {
   }
 
   /**
-   * A test for the events of one batch: was an id written in one of the batch's partitions,
-   * within the window before the batch's lowest offset there? (Copies within the batch are the
-   * caller's to find.)
+   * Where the ids are kept, for the events of one batch: forgets first what lies more than the
+   * window before the batch's lowest offset of each partition (no later event can reach back
+   * further). Copies within the batch are the caller's to find (firstCopies).
    */
-  storedIn(events: readonly { readonly partition: number; readonly offset: bigint }[]): (id: string) => boolean {
+  keptAt(events: readonly { readonly partition: number; readonly offset: bigint }[]): KeptAt {
     const lowest = new Map<number, bigint>();
     for (const e of events) {
       const lo = lowest.get(e.partition);
       if (lo === undefined || e.offset < lo) lowest.set(e.partition, e.offset);
     }
-    const windows: { offsets: Map<string, number>; floor: number }[] = [];
     for (const [p, lo] of lowest) {
       const state = this.partitions.get(p);
-      if (!state) continue;
-      this.evict(state, lo);
-      windows.push({ offsets: state.offsets, floor: Number(lo - this.window) });
+      if (state) this.evict(state, lo);
     }
-    return (id) => {
-      for (const w of windows) {
-        const at = w.offsets.get(id);
-        if (at !== undefined && at >= w.floor) return true;
-      }
-      return false;
+    return (partition, id) => {
+      const at = this.partitions.get(partition)?.offsets.get(id);
+      return at === undefined ? undefined : BigInt(at);
     };
   }
 
