@@ -34,6 +34,7 @@ export const USAGE = `usage: trawl <command>
   logs <job id>           the job's log, live until it ends (Server-Sent Events)
   keys create <user>      a new API key for <user>, alone on stdout [--label text]
   replay <pg|ch>          rebuild the Postgres or ClickHouse read models from the topics
+      --swap-threshold N    events left below which the live projector is held back for the swap (0: all in bulk first)
 
 The API is at TRAWL_API_URL (default http://127.0.0.1:3000); the key comes from TRAWL_API_KEY or .trawl/api-key.`;
 
@@ -53,6 +54,7 @@ async function run(argv: string[]): Promise<number> {
       limit: { type: 'string' },
       json: { type: 'boolean', default: false },
       label: { type: 'string' },
+      'swap-threshold': { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -99,9 +101,11 @@ async function run(argv: string[]): Promise<number> {
       process.stdout.write((await createKey(args[1]!, values.label ?? null)) + '\n');
       return 0;
     }
-    case 'replay':
-      await replay(args[0]);
+    case 'replay': {
+      const swapThreshold = parseCount('swap-threshold', values['swap-threshold'], 0, 100_000_000);
+      await replay(args[0], swapThreshold === undefined ? {} : { swapThreshold });
       return 0;
+    }
     default:
       throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }

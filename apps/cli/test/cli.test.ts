@@ -16,7 +16,7 @@ import { EventProducer, provisionTopics } from '@trawl/streams';
 import { testKafka, testLogger } from '@trawl/streams/testing';
 import { CONFIG_MIGRATIONS, migrate } from '@trawl/store';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
-import { setupReadModels } from '@trawl/projector-pg';
+import { PG_REPLAY_LOCK, setupReadModels } from '@trawl/projector-pg';
 import { mainOf, SERVICE_APPS } from '../src/services/catalogue.ts';
 
 const run = promisify(execFile);
@@ -201,5 +201,20 @@ describe('trawl', () => {
   it('replay explains when a projector package is missing', async () => {
     const r = await trawl(['replay', 'xx']);
     expect(r.code).toBe(2);
+  });
+
+  it('replay says in one line, with the projector\'s code, why it did not run', async () => {
+    // Another replay holds the lock: the second refuses at once, before reading anything.
+    const holder = await db.pool.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock(hashtext($1))', [PG_REPLAY_LOCK]);
+      const r = await trawl(['replay', 'pg']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^trawl: replay pg failed \(PG_REPLAY_IN_PROGRESS\): another replay of the Postgres read models is running$/m);
+      expect(r.stderr).not.toContain('    at ');
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock(hashtext($1))', [PG_REPLAY_LOCK]);
+      holder.release();
+    }
   });
 });

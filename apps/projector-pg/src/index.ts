@@ -6,6 +6,7 @@ export { setupReadModels, liveVersion } from './sql/read-model-setup.ts';
 export { PG_MIGRATIONS, MIGRATION_OWNER } from './migrations.ts';
 export { tableSetChecksum, checksumDifferences, type TableSetChecksum, type TableChecksum } from './sql/checksum.ts';
 export { LIVE_TABLES, type TableSet } from './sql/tables.ts';
+export { PG_REPLAY_LOCK } from './sql/locks.ts';
 export { PROJECTION, PROJECTION_VERSION, projectionName } from './version.ts';
 export { DEFAULT_TOPICS, type ProjectedTopics } from './topics.ts';
 export { InMemoryReadModel } from './model/in-memory-model.ts';

@@ -12,7 +12,12 @@ const TARGETS = {
   ch: { pkg: '@trawl/projector-ch', fn: 'replayCh' },
 } as const;
 
-export async function replay(target: string | undefined): Promise<void> {
+export interface ReplayOptions {
+  /** Events left below which the replay holds the live projector back and swaps; 0 reads everything in bulk first. */
+  readonly swapThreshold?: number;
+}
+
+export async function replay(target: string | undefined, options: ReplayOptions = {}): Promise<void> {
   if (target !== 'pg' && target !== 'ch') throw new UsageError('usage: trawl replay <pg|ch>');
   const { pkg, fn } = TARGETS[target];
   let mod: Record<string, unknown>;
@@ -28,6 +33,11 @@ export async function replay(target: string | undefined): Promise<void> {
   const run = mod[fn] as Replay | undefined;
   if (typeof run !== 'function') throw new CliError(`${pkg} does not export ${fn}() yet`);
   process.stderr.write(`replaying into ${target === 'pg' ? 'Postgres' : 'ClickHouse'} (the live system keeps running)…\n`);
-  const report = await run({});
+  const report = await run({ ...options }).catch((err: unknown) => {
+    // The projectors' errors carry a code and say what went wrong and where: one line, no stack.
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && /^(PG|CH)_[A-Z_]+$/.test(code)) throw new CliError(`replay ${target} failed (${code}): ${(err as Error).message}`);
+    throw err;
+  });
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');
 }

@@ -4,7 +4,8 @@
  * the part (other processes sharing the stack are never touched), a registry that answers 404
  * through an HTTP proxy, and a real broker restart.
  * After each: the exact page set, JobCompleted once, Postgres read models and ClickHouse
- * facts/rollups equal to the event log (and to each other).
+ * facts/rollups equal to the event log (and to each other), and both read models replayed from
+ * that log beside the live ones to equal checksums.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
@@ -14,7 +15,7 @@ import { createContext, kafkaDown, kafkaStatus, kafkaUp, stackLogger, withStackL
 import type { ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../../src/pipeline.ts';
 import {
-  RETRY_ENV, SITE_OPTIONS, clickhouseOf, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, hostPort, logFigures, pagesInLog, pgState,
+  RETRY_ENV, SITE_OPTIONS, clickhouseOf, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, expectReplaysEqualLive, hostPort, logFigures, pagesInLog, pgState,
   report, sleep, timeToProgress, viaProxy, waitCompleted, waitPages,
 } from './support.ts';
 
@@ -85,9 +86,10 @@ describe('chaos: outside parts away mid-crawl', () => {
     const figures = logFigures(site, o);
     expect(figures.lostPages).toBe(0);
     expect(atRestore).toBe(atCut); // nothing reached ClickHouse while it was away
+    const replay = await expectReplaysEqualLive(p);
     report('e ClickHouse outage', {
       outageMs: OUTAGE_MS, chRowsAtCut: atCut, crawlPagesDuringOutageApprox: pagesDuringOutage, firstProgressMs: await progress,
-      analyticsEqualLogAndPgMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows,
+      analyticsEqualLogAndPgMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -122,9 +124,10 @@ describe('chaos: outside parts away mid-crawl', () => {
     expect(progressDuringOutage).not.toBeNull();
     expect(atRestore).toBeGreaterThan(atCut);
     expect(pgAtRestore).toBeGreaterThan(pgAtCut);
+    const replay = await expectReplaysEqualLive(p);
     report('f schema registry outage', {
       outageMs: OUTAGE_MS, firstPageDuringOutageMs: progressDuringOutage, pagesProducedDuringOutage: atRestore - atCut,
-      pgRowsProjectedDuringOutage: pgAtRestore - pgAtCut, restoreToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows,
+      pgRowsProjectedDuringOutage: pgAtRestore - pgAtCut, restoreToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -158,9 +161,10 @@ describe('chaos: outside parts away mid-crawl', () => {
     expectAllAlive(p);
     const figures = logFigures(site, o);
     expect(figures.lostPages).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
     report('g Postgres outage', {
       outageMs, database: dbUrl.pathname, firstCrawlProgressMs: await progress, firstReadModelProgressMs: await pgProgress, restoreToCompletedMs: completedMs,
-      readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows,
+      readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -199,9 +203,10 @@ describe('chaos: outside parts away mid-crawl', () => {
     expectAllAlive(p);
     const figures = logFigures(site, o);
     expect(figures.lostPages).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
     report('h Kafka broker restart', {
       brokerDownMs: restartedAt - stoppedAt, firstProgressMs: await progress, restartToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs,
-      ...figures, lostRows: rm.lostRows,
+      ...figures, lostRows: rm.lostRows, replay,
     });
   });
   it(`i. schema registry answering 404 for ${OUTAGE_MS / 1000} s (an HTTP proxy under every app; consumers restarted into it with cold caches): nothing dead-lettered, the job completes after it recovers`, async () => {

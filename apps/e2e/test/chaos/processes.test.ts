@@ -1,21 +1,24 @@
 /**
  * Chaos, part 1 (cheap: runs in the normal `npm test` of apps/e2e and in `npm run test:chaos`):
- * SIGKILL of projector-pg, projector-ch, the dispatcher mid-dispatch and the API under a WebSocket
- * client, each in the middle of a real crawl. After each: the exact page set, JobCompleted once,
- * and the Postgres read models and ClickHouse facts/rollups equal to the event log.
+ * SIGKILL of projector-pg, projector-ch, the dispatcher mid-dispatch, the API under a WebSocket
+ * client, a worker while a fetch holds its commits back, and the frontier, each in the middle of a
+ * real crawl. After each: the exact page set, JobCompleted once, the Postgres read models and
+ * ClickHouse facts/rollups equal to the event log, and both read models replayed from that log
+ * beside the live ones to equal checksums.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { WebSocket } from 'ws';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
+import type { PageFetched } from '@trawl/schemas';
 import type { JobDispatched, TargetDue } from '@trawl/schemas';
 import { CONFIG_MIGRATIONS, crawlSpec, createSchedule, migrate, upsertTarget, upsertWebsite } from '@trawl/store';
 import { readEvents } from '@trawl/streams';
 import type { ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../../src/pipeline.ts';
 import {
-  RETRY_ENV, SITE_OPTIONS, clickhouseOf, count, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, freePort, groupLag, logFigures,
-  named, pgState, report, sleep, timeToProgress, waitCompleted,
+  RETRY_ENV, SITE_OPTIONS, clickhouseOf, count, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, expectReplaysEqualLive, freePort, groupLag, logFigures,
+  named, pgState, report, sleep, timeToProgress, waitCompleted, waitPages,
 } from './support.ts';
 
 let site: TestSite;
@@ -36,8 +39,8 @@ afterEach(async () => {
   site.reset();
 });
 
-async function start(): Promise<Pipeline> {
-  pipeline = await Pipeline.start({ env: RETRY_ENV });
+async function start(env: Readonly<Record<string, string>> = RETRY_ENV): Promise<Pipeline> {
+  pipeline = await Pipeline.start({ env });
   ch = clickhouseOf(pipeline);
   return pipeline;
 }
@@ -79,9 +82,10 @@ describe('chaos: processes killed mid-crawl', () => {
     const figures = logFigures(site, o);
     expect(figures.lostPages).toBe(0);
     expect(rm.lostRows).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
     report('a projector-pg SIGKILL', {
       rowsAtKill, firstProgressMs: await progress, readModelsEqualLogMs: rm.caughtUpMs,
-      appliedButNotCommittedToKafkaAtKill: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows,
+      appliedButNotCommittedToKafkaAtKill: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -108,9 +112,10 @@ describe('chaos: processes killed mid-crawl', () => {
     const rm = await expectReadModelsEqualLog(p, jobId, { ch: ch!, since: restartedAt });
     const figures = logFigures(site, o);
     expect(figures.lostPages).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
     report('b projector-ch SIGKILL', {
       rowsAtKill, firstProgressMs: await progress, readModelsEqualLogMs: rm.caughtUpMs,
-      group: lag.group, redeliveredToNewProcess: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows,
+      group: lag.group, redeliveredToNewProcess: lag.storedNotCommitted, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -175,9 +180,10 @@ describe('chaos: processes killed mid-crawl', () => {
     // Let the restarted dispatcher tick a few more times: still one job.
     await sleep(3_000);
     expect(new Set(named(await scheduleEvents(), 'JobDispatched').map((d) => d.job_id)).size).toBe(1);
+    const replay = await expectReplaysEqualLive(p);
     report('c dispatcher SIGKILL mid-dispatch', {
       restartToScheduleAdvancedMs: redispatchedMs, jobDispatchedRecords: dispatched.length, targetDueRecords: due.length, distinctJobs: 1,
-      ...figures, lostRows: rm.lostRows,
+      ...figures, lostRows: rm.lostRows, replay,
     });
   });
 
@@ -260,9 +266,86 @@ describe('chaos: processes killed mid-crawl', () => {
     expect([...new Set([...live, ...backfilled])].sort()).toEqual([...inLog].sort());
     expect(feed(2).filter((m) => m.event === 'PageFetched' || m.event === 'PageFailed').length).toBeGreaterThan(0);
     const gap = [...inLog].filter((id) => !live.has(id)).length;
+    const replay = await expectReplaysEqualLive(p);
     report('d API SIGKILL under a WebSocket client', {
       reconnectedMs, beforeKill: feed(1).length, afterReconnect: feed(2).length, gapFilledFromLog: gap, liveDuplicates: feed(1).length + feed(2).length - live.size,
-      feedEventsInLog: inLog.size, lost: [...inLog].filter((id) => !live.has(id) && !backfilled.has(id)).length, pagesInLog: count(o.events, jobId, 'PageFetched', 'PageFailed'), lostRows: rm.lostRows,
+      feedEventsInLog: inLog.size, lost: [...inLog].filter((id) => !live.has(id) && !backfilled.has(id)).length, pagesInLog: count(o.events, jobId, 'PageFetched', 'PageFailed'), lostRows: rm.lostRows, replay,
     });
+  });
+
+  it('i. worker SIGKILLed while a slow fetch holds its commits back: the fetches after it run again, their PageFetched re-emitted later; nothing lost, and both read models replay to the live ones', async () => {
+    // The slow page answers long after the fetch timeout: while its fetch is in flight, the worker
+    // cannot commit its partition past it, so every page fetched meanwhile is produced but not
+    // committed. Killed then, the worker leaves those to its successor, which fetches them again.
+    const slow = await createTestSite({ ...SITE_OPTIONS, slowMs: 20_000 });
+    try {
+      const fetchTimeoutMs = 5_000;
+      const p = await start({ ...RETRY_ENV, TRAWL_FETCH_TIMEOUT_MS: String(fetchTimeoutMs) });
+      p.spawn('projector-pg');
+      p.spawn('projector-ch');
+      p.spawn('frontier');
+      const victim = p.spawn('worker');
+      const jobId = await dispatchJob(p, slow);
+      const slowPath = new URL(slow.traps.slow).pathname;
+      await expect.poll(() => slow.accessLog.count(slowPath), { timeout: 120_000, interval: 50 }).toBeGreaterThan(0);
+      const slowSince = slow.accessLog.entries().find((e) => e.path === slowPath)!.time;
+      // Kill once a page requested after the slow one is in the log, while the slow fetch still runs.
+      const held = async () => {
+        const events = await readEvents(p.kafka, p.codec, [p.topics.fetch, p.topics.pages]);
+        const requests = events.filter((e) => e.event.name === 'FetchRequested');
+        const slowRequest = requests.find((e) => new URL((e.event.value as { url: string }).url).pathname === slowPath);
+        if (!slowRequest) return 0;
+        const after = new Set(requests.filter((e) => e.partition === slowRequest.partition && BigInt(e.offset) > BigInt(slowRequest.offset)).map((e) => (e.event.value as { fetch_id: string }).fetch_id));
+        return events.filter((e) => e.event.name === 'PageFetched' && after.has((e.event.value as PageFetched).fetch_id)).length;
+      };
+      await expect.poll(held, { timeout: fetchTimeoutMs - 1_000, interval: 100, message: 'a page requested after the slow one, fetched while the slow fetch still runs' }).toBeGreaterThan(0);
+      const heldAtKill = await held();
+      await p.kill(victim);
+      const killedMs = Date.now() - slowSince;
+      expect(killedMs).toBeLessThan(fetchTimeoutMs); // the slow fetch was still in flight
+      p.spawn('worker');
+      await waitCompleted(p, jobId);
+      const o = await crawlOutcome(p, jobId);
+      expectExactCrawl(slow, o);
+      // The log holds the reported shape: PageFetched copies, same id, another offset, a later time.
+      const first = new Map<string, PageFetched>();
+      let reemitted = 0;
+      for (const e of o.events.filter((x) => x.event.name === 'PageFetched')) {
+        const v = e.event.value as PageFetched;
+        const before = first.get(v.event_id);
+        if (!before) first.set(v.event_id, v);
+        else if (v.occurred_at > before.occurred_at) reemitted++;
+      }
+      expect(reemitted).toBeGreaterThan(0);
+      const rm = await expectReadModelsEqualLog(p, jobId, { ch: ch! });
+      const figures = logFigures(slow, o);
+      expect(figures.lostPages).toBe(0);
+      const replay = await expectReplaysEqualLive(p);
+      report('i worker SIGKILL with commits held back', { killedMsAfterSlowFetchBegan: killedMs, pagesProducedNotCommittedAtKill: heldAtKill, pageFetchedReemittedLater: reemitted, ...figures, lostRows: rm.lostRows, replay });
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('j. frontier SIGKILLed mid-crawl and restarted: the job completes with the full set, JobCompleted once, and both read models replay to the live ones', async () => {
+    const p = await start();
+    p.spawn('projector-pg');
+    p.spawn('projector-ch');
+    const frontier = p.spawn('frontier');
+    p.spawn('worker');
+    p.spawn('worker');
+    const jobId = await dispatchJob(p, site, { hostDelayMs: 150, hostConcurrency: 2 });
+    await waitPages(p, jobId, 10);
+    await p.kill(frontier);
+    p.spawn('frontier');
+    const restartedAt = Date.now();
+    await waitCompleted(p, jobId);
+    const o = await crawlOutcome(p, jobId);
+    expectExactCrawl(site, o);
+    const rm = await expectReadModelsEqualLog(p, jobId, { ch: ch!, since: restartedAt });
+    const figures = logFigures(site, o);
+    expect(figures.lostPages).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
+    report('j frontier SIGKILL', { restartToReadModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows, replay });
   });
 });

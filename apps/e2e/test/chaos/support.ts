@@ -3,14 +3,18 @@
  * lost"): a crawl of the generated test site on a whole pipeline of child processes, the exact
  * checks that follow every fault (the page set of site.expected, JobCompleted once, Postgres read
  * models and ClickHouse facts/rollups equal to what the event log says), and the figures each
- * scenario prints (recovery time, duplicates absorbed, lost).
+ * scenario prints (recovery time, duplicates absorbed, lost), and the replay that ends every
+ * scenario: both read models rebuilt from the log the fault left, beside the live ones, checksums
+ * compared (`expectReplaysEqualLive`).
  */
 import { expect } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import net from 'node:net';
 import type { TestSite } from '@trawl/demo-site';
 import type { EventMap, FetchRequested, JobCompleted, PageFailed, PageFetched } from '@trawl/schemas';
-import { endpoints, readEvents, type LoggedEvent } from '@trawl/streams';
+import { endpoints, readEvents, repoRoot, type LoggedEvent } from '@trawl/streams';
 import { crawlSpec } from '@trawl/store';
 import { ClickHouse, jobTotals, jobTotalsFromFacts, type JobTotals } from '@trawl/projector-ch';
 import type { Pipeline } from '../../src/pipeline.ts';
@@ -329,6 +333,59 @@ export async function expectReadModelsEqualLog(p: Pipeline, jobId: string, opts:
   }
   const lostRows = Math.max(0, wantPg.page_rows - (pg?.page_rows ?? 0)) + Math.max(0, wantPg.item_rows - (pg?.item_rows ?? 0)) + Math.max(0, wantPg.log_rows - (pg?.log_rows ?? 0));
   return { caughtUpMs, pg: pg!, ...(opts.ch ? { ch: ch.facts! } : {}), lostRows };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay (invariant 7): what the fault left in the log must rebuild to the live read models.
+
+export interface ReplayFigures {
+  /** Events read, seconds taken and how long the live projector was held back, per read model. */
+  readonly pg: { readonly events: number; readonly seconds: number; readonly pausedMs: number };
+  readonly ch: { readonly events: number; readonly seconds: number; readonly pausedMs: number };
+}
+
+interface ReplayReport {
+  readonly verified: string;
+  readonly events: number;
+  readonly seconds: number;
+  readonly pausedMs: number;
+}
+
+/** `trawl replay <target>` as an operator runs it, with the pipeline's environment; its JSON report. */
+function trawlReplay(p: Pipeline, target: 'pg' | 'ch'): Promise<ReplayReport> {
+  return new Promise<ReplayReport>((resolve, reject) => {
+    // --swap-threshold 0: the whole log through the bulk path first. A crawl of this size is far
+    // below the default threshold, which would read it all row by row under the swap lock and
+    // never reach the path where a log's shape can break a replay (issue 26: the bulk settle).
+    const child = spawn(process.execPath, [join(repoRoot, 'apps', 'cli', 'bin', 'trawl.js'), 'replay', target, '--swap-threshold', '0'], {
+      cwd: repoRoot,
+      env: { ...process.env, ...p.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`trawl replay ${target} exited with ${code}: ${stderr.split('\n').filter((l) => l.startsWith('trawl:')).join('\n') || stderr.slice(-2000)}`));
+      else resolve(JSON.parse(stdout) as ReplayReport);
+    });
+  });
+}
+
+/**
+ * Ends a scenario: `trawl replay pg` and `trawl replay ch` rebuild both read models from the log the
+ * fault left (re-emitted copies, redeliveries and all) beside the live ones, while the live
+ * projectors run, and swap them in only if their checksums equal the live tables' at the same
+ * offsets (verified: 'live'). Call it once the live read models have caught up.
+ */
+export async function expectReplaysEqualLive(p: Pipeline): Promise<ReplayFigures> {
+  const pg = await trawlReplay(p, 'pg');
+  const ch = await trawlReplay(p, 'ch');
+  expect({ pg: pg.verified, ch: ch.verified }).toEqual({ pg: 'live', ch: 'live' });
+  const figures = (r: ReplayReport) => ({ events: r.events, seconds: Number(r.seconds.toFixed(1)), pausedMs: r.pausedMs });
+  return { pg: figures(pg), ch: figures(ch) };
 }
 
 // ---------------------------------------------------------------------------------------------
