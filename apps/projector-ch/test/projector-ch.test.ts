@@ -60,8 +60,8 @@ describe('projector-ch against the real stack', () => {
     }
   });
 
-  it('checks a batch of 30,000 events for stored copies in one read (long IN list)', async () => {
-    // 30,000 ids outgrow ClickHouse's default max_query_size and max_ast_elements.
+  it('checks a batch of 30,000 events for stored copies in one read (the ids as external data)', async () => {
+    // As an IN list, 30,000 ids would outgrow ClickHouse's default max_query_size and max_ast_elements.
     const events = Array.from({ length: 30_000 }, (_, i) => ({ partition: 0, offset: BigInt(1_000_000 + i), value: { event_id: `absent-${h.id}-${i}` } }));
     const stored = await storedCopies(h.ch, 'items', events as never, DEDUPE_WINDOW);
     expect({ positions: stored.positions.size, kept: events.filter((e) => stored.keptAt(0, e.value.event_id) !== undefined).length }).toEqual({ positions: 0, kept: 0 });

@@ -5,6 +5,7 @@
  * does not promise for 18.16. Errors come back classified: unavailable (retriable) or a coded
  * refusal.
  */
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { ClickHouseQueryError, ClickHouseUnavailableError, isRetriableChCode } from '../errors.ts';
 import { ident } from './sql-text.ts';
@@ -14,6 +15,13 @@ export interface ClickHouseOptions {
   readonly url: string;
   readonly database: string;
   readonly timeoutMs?: number;
+}
+
+/** A table sent along with a query (ClickHouse's external data): its name, its columns (`id String`), its rows as TabSeparated lines. */
+export interface ExternalTable {
+  readonly name: string;
+  readonly structure: string;
+  readonly tsv: string;
 }
 
 export class ClickHouse {
@@ -45,7 +53,7 @@ export class ClickHouse {
   }
 
   /** `database` null: none chosen (server-level statements, or one that may not exist yet). */
-  private async send(params: Record<string, string>, body: string | Buffer, database: string | null = this.database): Promise<string> {
+  private async send(params: Record<string, string>, body: string | Buffer, database: string | null = this.database, contentType?: string): Promise<string> {
     const u = new URL(this.base.toString());
     if (database) u.searchParams.set('database', database);
     for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
@@ -55,7 +63,7 @@ export class ClickHouse {
         method: 'POST',
         body,
         dispatcher: this.agent,
-        headers: this.auth ? { authorization: this.auth } : {},
+        headers: { ...(this.auth ? { authorization: this.auth } : {}), ...(contentType ? { 'content-type': contentType } : {}) },
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
       });
@@ -83,10 +91,26 @@ export class ClickHouse {
 
   /**
    * Runs a SELECT and returns its rows (FORMAT JSONEachRow; 64-bit integers come back as strings).
-   * `settings` go along as URL parameters (e.g. `max_query_size` for a long IN list).
+   * `settings` go along as URL parameters (e.g. `max_query_size` for a long IN list). `external`
+   * sends a table the query can read by name (ClickHouse's external data, one TabSeparated column
+   * per line): a long list for `IN name` travels as data instead of being parsed as SQL, which
+   * cost the server three times the CPU for a flush's 14,000 ids.
    */
-  async rows<T = Record<string, unknown>>(sql: string, options: { database?: string | null; settings?: Record<string, string> } = {}): Promise<T[]> {
-    const text = await this.send(options.settings ?? {}, `${sql}\nFORMAT JSONEachRow`, options.database === undefined ? this.database : options.database);
+  async rows<T = Record<string, unknown>>(
+    sql: string,
+    options: { database?: string | null; settings?: Record<string, string>; external?: ExternalTable } = {},
+  ): Promise<T[]> {
+    const database = options.database === undefined ? this.database : options.database;
+    let text: string;
+    if (options.external) {
+      const { name, structure, tsv } = options.external;
+      const boundary = `trawl-${randomBytes(12).toString('hex')}`;
+      const body = `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}"\r\n\r\n${tsv}\r\n--${boundary}--\r\n`;
+      const params = { ...options.settings, query: `${sql}\nFORMAT JSONEachRow`, [`${name}_structure`]: structure };
+      text = await this.send(params, body, database, `multipart/form-data; boundary=${boundary}`);
+    } else {
+      text = await this.send(options.settings ?? {}, `${sql}\nFORMAT JSONEachRow`, database);
+    }
     const out: T[] = [];
     for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as T);
     return out;

@@ -32,13 +32,15 @@ export const eventIdOf = (e: Pick<PositionedEvent, 'value'>): string => (e.value
  * same partition within `window` offsets before it.
  */
 export function firstCopies<E extends Pick<PositionedEvent, 'partition' | 'offset' | 'value'>>(events: readonly E[], keptAt: KeptAt, window: bigint = DEDUPE_WINDOW): E[] {
-  const kept = new Map<string, bigint>();
+  // Per partition, id → offset kept in this batch (no key strings to build per event).
+  const kept = new Map<number, Map<string, bigint>>();
   return events.filter((e) => {
     const id = eventIdOf(e);
-    const key = `${e.partition}\u0000${id}`;
-    const before = kept.get(key) ?? keptAt(e.partition, id);
+    let inPartition = kept.get(e.partition);
+    if (!inPartition) kept.set(e.partition, (inPartition = new Map()));
+    const before = inPartition.get(id) ?? keptAt(e.partition, id);
     if (before !== undefined && before >= e.offset - window) return false;
-    kept.set(key, e.offset);
+    inPartition.set(id, e.offset);
     return true;
   });
 }

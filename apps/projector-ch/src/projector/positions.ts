@@ -5,7 +5,7 @@
  * that could disagree with the data.
  */
 import type { ClickHouse } from '../clickhouse/http-client.ts';
-import { ident, quote, uint } from '../clickhouse/sql-text.ts';
+import { ident, tsvField, uint } from '../clickhouse/sql-text.ts';
 import type { FactTable, PositionedEvent } from '../model/fact-rows.ts';
 import { eventIdOf, type KeptAt } from '../model/event-identity.ts';
 
@@ -42,7 +42,8 @@ export interface StoredCopies {
 /**
  * What is stored of the given events of one table, by position and by event id, in one read: rows
  * of the same partitions from `window` offsets before the earliest of them up to the latest,
- * filtered by the events' ids. The ids also recognise an event written again at a new position (a
+ * filtered by the events' ids (sent as external data: a flush's tens of thousands of ids parsed
+ * as an IN list cost ClickHouse more than the read). The ids also recognise an event written again at a new position (a
  * worker that fetched a page again after a crash re-emits its deterministic event id).
  */
 export async function storedCopies(
@@ -54,19 +55,19 @@ export async function storedCopies(
 ): Promise<StoredCopies> {
   if (events.length === 0) return { positions: new Set(), keptAt: () => undefined };
   const ids = new Set(events.map(eventIdOf));
-  const sql =
-    `SELECT event_id AS id, _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} ` +
-    `WHERE (${rangesWhere(events, window)}) AND event_id IN (${[...ids].map(quote).join(',')})`;
-  // A batch's ids can outgrow the defaults of max_query_size (256 KiB) and max_ast_elements (50,000).
-  const settings = { max_query_size: String(Math.max(262_144, sql.length * 2)), max_ast_elements: String(Math.max(50_000, ids.size * 2 + 1_000)) };
-  const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { settings });
-  const highest = new Map<string, bigint>();
+  // The ids travel as external data, not as an IN list to parse (see ClickHouse.rows).
+  const sql = `SELECT event_id AS id, _partition AS p, toString(_offset) AS o FROM ${ident(database)}.${ident(table)} WHERE (${rangesWhere(events, window)}) AND event_id IN batch_ids`;
+  const rows = await ch.rows<{ id: string; p: number; o: string }>(sql, { external: { name: 'batch_ids', structure: 'id String', tsv: [...ids].map((id) => `${tsvField(id)}\n`).join('') } });
+  if (rows.length === 0) return { positions: new Set(), keptAt: () => undefined };
+  const highest = new Map<number, Map<string, bigint>>();
   for (const r of rows) {
-    const key = `${Number(r.p)}\u0000${r.id}`;
+    const p = Number(r.p);
     const o = BigInt(r.o);
-    if ((highest.get(key) ?? -1n) < o) highest.set(key, o);
+    let ids = highest.get(p);
+    if (!ids) highest.set(p, (ids = new Map()));
+    if ((ids.get(r.id) ?? -1n) < o) ids.set(r.id, o);
   }
-  return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), keptAt: (p, id) => highest.get(`${p}\u0000${id}`) };
+  return { positions: new Set(rows.map((r) => positionKey(Number(r.p), BigInt(r.o)))), keptAt: (p, id) => highest.get(p)?.get(id) };
 }
 
 /** The next position per partition of one table: max(_offset) + 1 (where the projection stands). */
