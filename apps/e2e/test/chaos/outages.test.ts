@@ -209,7 +209,7 @@ describe('chaos: outside parts away mid-crawl', () => {
       ...figures, lostRows: rm.lostRows, replay,
     });
   });
-  it(`i. schema registry answering 404 for ${OUTAGE_MS / 1000} s (an HTTP proxy under every app; consumers restarted into it with cold caches): nothing dead-lettered, the job completes after it recovers`, async () => {
+  it(`k. schema registry answering 404 for ${OUTAGE_MS / 1000} s (an HTTP proxy under every app; consumers restarted into it with cold caches): nothing dead-lettered, the job completes after it recovers`, async () => {
     const p = await start();
     httpProxy = await startHttpProxy(endpoints().schemaRegistryUrl);
     const env = { SCHEMA_REGISTRY_URL: httpProxy.url };
@@ -246,9 +246,10 @@ describe('chaos: outside parts away mid-crawl', () => {
     const dead = await readTopics(p.kafka, [`${p.prefix}trawl.events.dlq`, p.topics.fetchDlq]);
     const deadLetters = dead.filter((m) => m.topic !== p.topics.fetchDlq || !['exhausted', 'non-retriable'].includes(String(m.headers['trawl-dead-letter-reason']))).length;
     expect(deadLetters).toBe(0);
-    report('i schema registry answering 404', {
+    const replay = await expectReplaysEqualLive(p);
+    report('k schema registry answering 404', {
       outageMs: OUTAGE_MS, registryAnswers404: notFound, pagesProducedDuringOutage: atRestore - atCut, deadLetters,
-      restoreToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows,
+      restoreToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs, ...figures, lostRows: rm.lostRows, replay,
     });
   });
 });
