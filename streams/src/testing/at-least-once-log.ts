@@ -102,13 +102,13 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
       const count = int(0, 3);
       out.push(ev('PageFetched', {
         job_id, fetch_id, url, final_url: url, status: 200, content_type: 'text/html', bytes: int(500, 50_000), fetch_ms: int(5, 900),
-        render_mode: 'http', depth: 1, links: [], next_page: null, item_count: count, truncated: false, parsed: true, attempt: 1,
+        render_mode: 'http', depth: 1, links: [], links_dropped: 0, next_page: null, item_count: count, truncated: false, parsed: true, attempt: 1,
       }, eventId(job_id, 'PageFetched', fetch_id), at(t + 200)));
       for (let i = 0; i < count; i++) {
         items++;
         const item_key = eventId('item-key', fetch_id, i);
         out.push(ev('ItemExtracted', {
-          job_id, fetch_id, item_key, url, fields: { title: `item ${j}/${p}/${i}`, price: `${int(1, 99)}.00` },
+          job_id, fetch_id, item_key, url, fields: { title: `item ${j}/${p}/${i}`, price: `${int(1, 99)}.00` }, truncated_fields: [],
         }, eventId(job_id, 'ItemExtracted', item_key), at(t + 210 + i)));
       }
     }
