@@ -48,7 +48,21 @@ export function subjectFor(topic: string, name: EventName): string {
   return `${topic}-${fullName(name)}`;
 }
 
+/**
+ * Processes registering a new subject at once race on its compatibility setting: each registers
+ * (idempotent), then sets BACKWARD. Apicurio answers the second setting with 409 "A rule named
+ * 'COMPATIBILITY' already exists", and a process that looks between another's registration and its
+ * setting finds the subject at the registry's default (the client's "BACKWARD != NONE"). Both pass
+ * once the first process is done, so they are tried again after a moment.
+ */
 const COMPATIBILITY_RULE_RACE = /rule named 'COMPATIBILITY' already exists/i;
+const COMPATIBILITY_UNSET = /Compatibility does not match the configuration \(BACKWARD != NONE\)/;
+const COMPATIBILITY_RACE_ATTEMPTS = 5;
+
+function isCompatibilityRace(err: unknown): boolean {
+  const message = (err as Error | undefined)?.message ?? '';
+  return (statusOf(err) === 409 && COMPATIBILITY_RULE_RACE.test(message)) || COMPATIBILITY_UNSET.test(message);
+}
 
 function statusOf(err: unknown): number | undefined {
   const status = (err as { status?: unknown } | null)?.status;
@@ -100,24 +114,22 @@ export class EventCodec {
    */
   async registerSchema(subject: string, schema: unknown, label: string = subject): Promise<number> {
     const register = () => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject });
-    try {
+    for (let attempt = 1; ; attempt++) {
       try {
         return (await register()).id;
       } catch (err) {
-        // Two processes registering a new subject at once both find it without a compatibility
-        // setting, register (idempotent) and then set it; Apicurio answers the second setting
-        // with 409 "A rule named 'COMPATIBILITY' already exists". Once more finds it set.
-        if (statusOf(err) !== 409 || !COMPATIBILITY_RULE_RACE.test((err as Error).message)) throw err;
-        return (await register()).id;
+        if (attempt < COMPATIBILITY_RACE_ATTEMPTS && isCompatibilityRace(err)) {
+          await new Promise((r) => setTimeout(r, 50 * attempt));
+          continue;
+        }
+        const status = statusOf(err);
+        const refused = status === 409 || status === 422;
+        throw new SchemaRegistryError(
+          refused ? `registry refused schema ${label} for ${subject}: ${(err as Error).message}` : `cannot register ${subject}: ${(err as Error).message}`,
+          !refused,
+          { cause: err },
+        );
       }
-    } catch (err) {
-      const status = statusOf(err);
-      const refused = status === 409 || status === 422;
-      throw new SchemaRegistryError(
-        refused ? `registry refused schema ${label} for ${subject}: ${(err as Error).message}` : `cannot register ${subject}: ${(err as Error).message}`,
-        !refused,
-        { cause: err },
-      );
     }
   }
 
