@@ -1,7 +1,30 @@
-export * from './names.ts';
-export * from './generated/events.ts';
+export { EVENT_NAMES, fullName, isEventName, type EventName } from './names.ts';
+export type {
+  CacheReuse,
+  CachedPage,
+  CrawlRequested,
+  CrawlSpec,
+  EventMap,
+  FetchRequested,
+  ItemExtracted,
+  ItemField,
+  JobCancelled,
+  JobCompleted,
+  JobDispatched,
+  JobFailed,
+  JobOutcome,
+  JobPaused,
+  JobResumed,
+  PageChanged,
+  PageFailed,
+  PageFetched,
+  PaginationType,
+  RenderMode,
+  TargetDue,
+} from './generated/events.ts';
 export { eventSchema, allEventSchemas, AVRO_DIR } from './load.ts';
 export { samples, sampleSpec } from './samples.ts';
 export { backwardProblems, checkSchemas, releasedVersions, canonical, RELEASED_DIR, FIXTURES_DIR } from './compat.ts';
 export { avroType, avroTypeOptions } from './avro-type.ts';
 export { uuidV5 } from './uuid-v5.ts';
+export { TrawlError } from './trawl-error.ts';

@@ -6,10 +6,13 @@ export const EVENT_NAMES = [
   'FetchRequested',
   'PageFetched',
   'PageFailed',
+  'PageChanged',
   'ItemExtracted',
   'JobCompleted',
   'JobFailed',
   'JobCancelled',
+  'JobPaused',
+  'JobResumed',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

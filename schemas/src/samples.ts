@@ -27,6 +27,10 @@ export const sampleSpec: CrawlSpec = {
     { name: 'title', selector: 'h2', attribute: null },
     { name: 'link', selector: 'a', attribute: 'href' },
   ],
+  formats: [],
+  max_age: null,
+  ignore_cache: false,
+  sitemap: 'include',
 };
 
 const envelope = (n: number) => ({
@@ -48,6 +52,8 @@ export const samples: EventMap = {
     params: { lang: 'en' },
     dedupe_key: 'c2e0f6d1',
     ignore_cache: false,
+    retry_of: null,
+    sitemap: 'include',
   },
   JobDispatched: {
     ...envelope(3),
@@ -61,6 +67,7 @@ export const samples: EventMap = {
     location: 'berlin',
     spec: sampleSpec,
     attempt: 1,
+    params: { lang: 'en' },
   },
   FetchRequested: {
     ...envelope(4),
@@ -70,6 +77,17 @@ export const samples: EventMap = {
     depth: 1,
     referrer: 'https://jobs.example/listings',
     spec: sampleSpec,
+    spec_hash: null,
+    params: { lang: 'en' },
+    cached: {
+      content_hash: '5e2b1c7a9d4f6e8b0a3c5d7e9f1b2d4c6e8a0b2c4d6e8f0a1b3c5d7e9f1a2b3c',
+      fetched_at: new Date('2026-11-20T10:00:00.000Z'),
+      final_url: 'https://jobs.example/listings?page=2',
+      status: 200,
+      content_type: 'text/html; charset=utf-8',
+      etag: 'W/"listings-2-v7"',
+      last_modified: 'Fri, 20 Nov 2026 09:58:00 GMT',
+    },
   },
   PageFetched: {
     ...envelope(5),
@@ -90,6 +108,13 @@ export const samples: EventMap = {
     truncated: false,
     parsed: true,
     attempt: 1,
+    content_hash: '5e2b1c7a9d4f6e8b0a3c5d7e9f1b2d4c6e8a0b2c4d6e8f0a1b3c5d7e9f1a2b3c',
+    formats: [],
+    etag: 'W/"listings-2-v7"',
+    last_modified: 'Fri, 20 Nov 2026 09:58:00 GMT',
+    from_cache: 'not_modified',
+    sitemap_urls: ['https://example.com/listed'],
+    sitemap_urls_dropped: 0,
   },
   PageFailed: {
     ...envelope(6),
@@ -102,6 +127,17 @@ export const samples: EventMap = {
     error_message: 'HTTP 503 Service Unavailable',
     attempts: 4,
     render_mode: 'http',
+  },
+  PageChanged: {
+    ...envelope(13),
+    job_id: JOB,
+    fetch_id: '9a7e2c1b-0d3f-5b6a-8e4c-1f2a3b4c5d6e',
+    url: 'https://jobs.example/listings?page=2',
+    schedule_id: 'c0a8f3d2-7b1e-4e5a-9f6c-3d2b1a0e9f8c',
+    content_hash: '5f1b0f2d8b3c6a9e7d4c1b0a9f8e7d6c5b4a3928171605f4e3d2c1b0a9f8e7d6',
+    previous_job_id: '2a9e7c5b-3d1f-5e8a-9b7c-6d5e4f3a2b1c',
+    previous_fetch_id: '7e6d5c4b-3a29-5180-9f8e-7d6c5b4a3928',
+    previous_content_hash: 'a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2',
   },
   ItemExtracted: {
     ...envelope(7),
@@ -124,4 +160,6 @@ export const samples: EventMap = {
   },
   JobFailed: { ...envelope(9), job_id: JOB, error_code: 'ALL_SEEDS_REFUSED', reason: 'every start URL was refused', pages_fetched: 0, pages_failed: 0 },
   JobCancelled: { ...envelope(10), job_id: JOB, user_id: 'alice', reason: 'no longer needed' },
+  JobPaused: { ...envelope(11), job_id: JOB, user_id: 'alice', reason: 'paused by the user' },
+  JobResumed: { ...envelope(12), job_id: JOB, user_id: 'alice' },
 };

@@ -1,15 +1,10 @@
+import { TrawlError } from '@trawl/schemas';
+
 /**
  * Errors of the streams package. Each carries a stable `code`, a `retriable` flag that the
  * consumer runner uses to choose between a retry tier and the dead-letter topic, and its `cause`.
  */
-export abstract class StreamsError extends Error {
-  abstract readonly code: string;
-  abstract readonly retriable: boolean;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+export abstract class StreamsError extends TrawlError {}
 
 /** Thrown at start-up when the topics cannot be made to match the catalogue. */
 export class ProvisioningError extends StreamsError {
@@ -60,6 +55,23 @@ export class SchemaNotFoundError extends StreamsError {
 export class RetriableError extends StreamsError {
   readonly code: string = 'TRAWL_RETRIABLE';
   readonly retriable = true;
+}
+
+/**
+ * A handler's way to say "not yet, and not my fault": the message may run at `dueAt` (epoch ms). It
+ * is parked in a retry tier until then — the same attempt, not a failure, not a delivery without an
+ * outcome — and the consumer moves on. A worker throws it for a host that asks it to wait.
+ */
+export class DeferredError extends StreamsError {
+  readonly code = 'TRAWL_DEFERRED';
+  readonly retriable = true;
+  constructor(
+    message: string,
+    readonly dueAt: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** A handler's way to say "this will never work": the message goes to the dead-letter topic. */
@@ -117,7 +129,7 @@ export class StackUnavailableError extends StreamsError {
 
 /** Whether an arbitrary thrown value should be retried. Unknown errors are retried: safer to try again than to drop. */
 export function isRetriable(err: unknown): boolean {
-  if (err instanceof StreamsError) return err.retriable;
+  if (err instanceof TrawlError) return err.retriable;
   if (err && typeof err === 'object' && 'retriable' in err && typeof (err as { retriable: unknown }).retriable === 'boolean') {
     return (err as { retriable: boolean }).retriable;
   }

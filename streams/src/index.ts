@@ -1,38 +1,97 @@
-export * from './config/endpoints.ts';
-export * from './config/redact.ts';
-export * from './config/http-credentials.ts';
-export * from './errors.ts';
-export * from './logger.ts';
-export * from './kafka/client.ts';
+export {
+  ENDPOINT_DEFAULTS,
+  appDir,
+  endpoints,
+  parseEnvFile,
+  repoRoot,
+  stackEnvFile,
+  trawlHome,
+  type EndpointVariable,
+  type Endpoints,
+} from './config/endpoints.ts';
+export { redactText, redactUrl } from './config/redact.ts';
+export { authHeaders, httpTarget } from './config/http-credentials.ts';
+export {
+  DeferredError,
+  EventTooLargeError,
+  InvalidOptionError,
+  NonRetriableError,
+  RetriableError,
+  SchemaNotFoundError,
+  SchemaRegistryError,
+  StreamsError,
+  UndecodableMessageError,
+  isRetriable,
+} from './errors.ts';
+export { TrawlError } from '@trawl/schemas';
+export { createLogger, type Logger } from './logger.ts';
+export { createKafka } from './kafka/client.ts';
 export { kafkajsFastPaths } from './kafka/kafkajs.ts';
-export * from './topics/catalogue.ts';
-export * from './topics/provision.ts';
-export * from './registry/event-codec.ts';
-export * from './producer/event-id.ts';
-export * from './producer/event-topics.ts';
-export * from './producer/event-producer.ts';
-export * from './reader/topic-reader.ts';
-export * from './service/run-service.ts';
-export * from './service/loop-watchdog.ts';
-export * from './kafka/co-partitioned-assigner.ts';
-export * from './topics/require-topics.ts';
-export * from './util/backoff.ts';
-export * from './retry/retry-headers.ts';
-export * from './retry/retry-tiers.ts';
-export * from './retry/failure-route.ts';
-export * from './retry/dead-letter.ts';
-export * from './consumer/consumed-event.ts';
-export * from './consumer/event-consumer.ts';
-export * from './consumer/live-subscriber.ts';
-export * from './consumer/work-budget.ts';
+export { TOPICS, TOPIC_PREFIX, catalogueOptions, consumerGroup, topicCatalogue, type TopicSpec } from './topics/catalogue.ts';
+export { provisionTopics } from './topics/provision.ts';
+export { EventCodec, subjectFor, type DecodedEvent, type EventFields } from './registry/event-codec.ts';
+export { eventId, stableId, uuidv5 } from './producer/event-id.ts';
+export {
+  DEFAULT_MAX_EVENT_BYTES,
+  EventProducer,
+  maxEventBytesFromEnv,
+  type EmitOptions,
+  type EncodedEvent,
+  type EventBody,
+  type RawMessage,
+} from './producer/event-producer.ts';
+export { endOffsets, readEvents, readTopics, type LoggedEvent, type LoggedMessage } from './reader/topic-reader.ts';
+export { runService, type Service } from './service/run-service.ts';
+export { operatorPortFromEnv, operatorPortVariable, startOperatorServer } from './service/operator-server.ts';
+export {
+  httpCheck,
+  joinedCheck,
+  kafkaCheck,
+  postgresCheck,
+  runChecks,
+  type CheckResult,
+  type ReadinessCheck,
+  type ReadinessChecks,
+} from './service/readiness.ts';
+export { contextFromHeaders, eventAttributes, inSpan, injectTraceHeaders, traceIdOf, trawlTracer } from './tracing/trace-context.ts';
+export { CoPartitionedAssigner } from './kafka/co-partitioned-assigner.ts';
+export { topicFlow } from './topics/topic-flows.ts';
+export { Backoff, sleep } from './util/backoff.ts';
+export { onceEvery } from './util/every.ts';
+export { TRAWL_HEADERS, describeError, headerStrings, type MessageOrigin } from './retry/retry-headers.ts';
+export { fetchRetryTiers, retryTiers, webhookRetryTiers, type RetryTier } from './retry/retry-tiers.ts';
+export { deadLetterFor, type DeadLetter } from './retry/dead-letter.ts';
+export type { ConsumedEvent, ConsumedEventOf } from './consumer/consumed-event.ts';
+export { runEventConsumer, type EventConsumer } from './consumer/event-consumer.ts';
+export { subscribeLive, type LiveEvent, type LiveSubscription } from './consumer/live-subscriber.ts';
+export { WorkBudget } from './consumer/work-budget.ts';
 export { DELIVERIES_TABLE } from './consumer/delivery-store.ts';
-export * from './projection/offset-store.ts';
-export * from './projection/run-projection.ts';
+export { ensureOffsetsTable, readProjectionOffsets, resetProjectionOffsets } from './projection/offset-store.ts';
+export {
+  runProjection,
+  runRawProjection,
+  type ApplyEvents,
+  type ProjectedEvent,
+  type ProjectedMessage,
+  type Projection,
+  type ProjectionOptions,
+} from './projection/run-projection.ts';
 export { projectionFetchSettings } from './projection/projection-options.ts';
-export * from './metrics/metrics-registry.ts';
-export * from './metrics/consumer-metrics.ts';
-export * from './metrics/projection-metrics.ts';
-export * from './metrics/stats-log.ts';
-export * from './reader/range-reader.ts';
-export * from './reader/replay-progress.ts';
-export * from './reader/log-positions.ts';
+export { MetricsRegistry, counterIn, defaultMetrics, liveGaugeIn } from './metrics/prometheus.ts';
+export type { PartitionStats } from './metrics/consumer-metrics.ts';
+export { rangeKey, readRanges, type PartitionRange, type RangeEvent } from './reader/range-reader.ts';
+export { ProgressTracker, stderrProgress, type ProgressSink, type ReplayPhase, type ReplayProgress } from './reader/replay-progress.ts';
+export { offsetsAt, watermarks } from './reader/log-positions.ts';
+export {
+  replayAndSwap,
+  replayIdOf,
+  type Positions,
+  type ReplayOffset,
+  type ReplayOptions,
+  type ReplayReport,
+  type ReplayTarget,
+  type ReplayVerified,
+  type SwapContext,
+} from './replay/replay-and-swap.ts';
+export { DEFAULT_PROJECTED_TOPICS, projectedTopicList, versionedProjectionName, type ProjectedTopics } from './replay/projected-topics.ts';
+export { REPLAY_FLAGS, replayFailureLine, replayOptionsFromFlags, runReplayCommand, type ReplayFlags } from './replay/replay-command.ts';

@@ -143,9 +143,9 @@ describe('dead letters', () => {
 
   it('exposes its figures in the Prometheus text format, lag falling to 0 once committed', async () => {
     await waitFor(() => consumer.stats().lag === 0, { message: () => `lag 0 (is ${consumer.stats().lag})` });
-    const text = h.metrics.renderPrometheus();
+    const text = await h.metrics.metrics();
     const source = h.topics.names.fetch!;
-    const sample = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line))?.split(' ').pop());
+    const sample = (line: string) => Number(text.split('\n').find((l: string) => l.startsWith(line))?.split(' ').pop());
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="processed"}`)).toBe(1);
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="retried"}`)).toBe(1);
     expect(sample(`trawl_consumer_messages_total{consumer="dead-letters",topic="${source}",outcome="dead_lettered"}`)).toBe(4);

@@ -34,7 +34,8 @@ describe('runService heap ceiling', () => {
     const { lines, code } = await runFixture({ TRAWL_HEAP_CEILING_MB: '40' }, (l) => l.msg === 'heap past its ceiling: collected');
     const collected = lines.find((l) => l.msg === 'heap past its ceiling: collected');
     expect(collected, JSON.stringify(lines.slice(-5))).toBeDefined();
-    expect(collected!.heapBeforeMb as number).toBeGreaterThan(40);
+    // Past the ceiling as the service measured it (whole MB: 40.4 MB reads as 40).
+    expect(collected!.heapBeforeMb as number).toBeGreaterThanOrEqual(40);
     expect(code).toBe(0);
   }, 30_000);
 

@@ -60,7 +60,7 @@ describe('a registry answering 404', () => {
       await sleep(2_000);
       expect(seen).toEqual([]);
       expect(await deadLetters()).toBe(0);
-      expect(h.metrics.renderPrometheus()).toMatch(/trawl_consumer_decode_retries_total\{consumer="registry-404",error_code="TRAWL_SCHEMA_NOT_FOUND"\} [1-9]/);
+      expect(await h.metrics.metrics()).toMatch(/trawl_consumer_decode_retries_total\{consumer="registry-404",error_code="TRAWL_SCHEMA_NOT_FOUND"\} [1-9]/);
       proxy.mode = 'pass';
       await waitFor(() => seen.length === 5, { timeoutMs: 20_000, message: () => `every event processed (${seen.length})` });
       expect(seen.sort()).toEqual(['f-0', 'f-1', 'f-2', 'f-3', 'f-4']);

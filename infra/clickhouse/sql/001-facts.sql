@@ -1,4 +1,4 @@
--- Trawl analytics, projection version 1: facts, one table per projected topic.
+-- Trawl analytics, projection version 2: facts, one table per projected topic.
 --
 -- Runs on ClickHouse 18.16 and on current releases: no DateTime64, no query parameters, no TTL,
 -- no LowCardinality. Table names are unqualified; the projector runs these files with the
@@ -54,7 +54,8 @@ ORDER BY (_partition, _offset);
 CREATE TABLE IF NOT EXISTS job_events (
     event_id        String,
     job_id          String,
-    -- CrawlRequested, JobDispatched, JobCompleted, JobFailed, JobCancelled
+    -- CrawlRequested, JobDispatched, JobCompleted, JobFailed, JobCancelled, JobPaused, JobResumed
+    -- (the last two since version 2: a job's paused time)
     event           String,
     user_id         String,
     outcome         String,

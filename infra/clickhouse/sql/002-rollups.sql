@@ -1,4 +1,4 @@
--- Trawl analytics, projection version 1: rollups, filled by materialised views at insert time.
+-- Trawl analytics, projection version 2: rollups, filled by materialised views at insert time.
 --
 -- AggregatingMergeTree with -State columns, read with the matching -Merge functions and GROUP BY
 -- (parts merge in the background, so a key may still have several rows). Counts are

@@ -1,4 +1,4 @@
--- Trawl analytics, projection version 1: the materialised views from facts to rollups.
+-- Trawl analytics, projection version 2: the materialised views from facts to rollups.
 -- Kept in their own file because a replay's swap drops and recreates exactly these.
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS pages_by_minute_mv TO pages_by_minute AS

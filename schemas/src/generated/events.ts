@@ -31,6 +31,10 @@ export interface CrawlRequested {
   readonly params: Readonly<Record<string, string>>;
   readonly dedupe_key: string;
   readonly ignore_cache: boolean;
+  /** The job whose failed pages this job fetches again (POST /jobs/:id/retry-failed). */
+  readonly retry_of: null | string;
+  /** include, only or skip: what the crawl does with the sitemaps of a start URL that is a site's root (CrawlSpec.sitemap). */
+  readonly sitemap: string;
 }
 
 export type PaginationType = 'none' | 'next_link' | 'page_param';
@@ -42,6 +46,8 @@ export interface ItemField {
   /** Attribute to read; null reads the text. */
   readonly attribute: null | string;
 }
+
+export type SitemapMode = 'include' | 'only' | 'skip';
 
 /** The rules of one crawl, carried with each job and each fetch so that no worker needs a lookup. */
 export interface CrawlSpec {
@@ -68,6 +74,14 @@ export interface CrawlSpec {
   /** CSS selector of one item; null extracts no items. */
   readonly item_root: null | string;
   readonly item_fields: readonly ItemField[];
+  /** Content formats to keep of each HTML page (html, text, markdown) in the content store; empty keeps none. */
+  readonly formats: readonly string[];
+  /** Seconds: a page the job's user fetched this recently is reused from the HTTP cache without a request (its stored body parsed again). Null: never reused without asking the site. */
+  readonly max_age: null | number;
+  /** Bypass the HTTP cache: no reuse within max_age, no conditional request; every page is fetched in full (and still recorded in the cache). */
+  readonly ignore_cache: boolean;
+  /** What a start URL that is a site's root does with the site's sitemaps (robots.txt Sitemap lines, else /sitemap.xml): include adds their URLs to the crawl, only crawls them and the start URLs without following links, skip ignores them. */
+  readonly sitemap: SitemapMode;
 }
 
 /** A job was handed to the crawl: everything a worker needs, without a lookup. */
@@ -87,6 +101,23 @@ export interface JobDispatched {
   readonly location: null | string;
   readonly spec: CrawlSpec;
   readonly attempt: number;
+  /** The request's params: template values for the website's selectors ({{name}}). */
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** What the job's user's HTTP cache (projector-pg's http_cache) held for this URL when the frontier requested it. */
+export interface CachedPage {
+  /** sha-256 (hex) of the stored body, its key in the content store. */
+  readonly content_hash: string;
+  /** When the body was last fetched or revalidated (the PageFetched's occurred_at). */
+  readonly fetched_at: Date;
+  readonly final_url: string;
+  readonly status: number;
+  readonly content_type: null | string;
+  /** Sent back as If-None-Match. */
+  readonly etag: null | string;
+  /** Sent back as If-Modified-Since. */
+  readonly last_modified: null | string;
 }
 
 /** A command to the workers: fetch this URL for this job (key: URL host). */
@@ -102,11 +133,30 @@ export interface FetchRequested {
   readonly url: string;
   readonly depth: number;
   readonly referrer: null | string;
-  readonly spec: CrawlSpec;
+  /** The job's spec inline: events written before spec_hash existed carry it; new ones leave it null and carry spec_hash. */
+  readonly spec: null | CrawlSpec;
+  /** SHA-256 (hex) of the job's canonical spec, stored in Postgres (crawl_specs) before this event is produced: the spec by reference. */
+  readonly spec_hash: null | string;
+  /** The request's params: template values for the website's selectors ({{name}}). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The cache entry the worker may reuse (within CrawlSpec.max_age) or revalidate (a conditional request); null: none, or the job bypasses the cache. */
+  readonly cached: null | CachedPage;
 }
 
 /** How a page was fetched: plain HTTP or headless Chromium. */
 export type RenderMode = 'http' | 'browser';
+
+export interface StoredFormat {
+  /** html, text or markdown. */
+  readonly format: string;
+  /** sha-256 (hex) of the format's bytes, its key in the content store. */
+  readonly hash: string;
+  /** Uncompressed size. */
+  readonly bytes: number;
+}
+
+/** not_modified: a conditional request answered 304; max_age: reused within CrawlSpec.max_age without a request. */
+export type CacheReuse = 'not_modified' | 'max_age';
 
 /** A worker fetched (and, when HTML, parsed) a page. */
 export interface PageFetched {
@@ -136,6 +186,20 @@ export interface PageFetched {
   /** False when the content type was not parsed (e.g. a PDF). */
   readonly parsed: boolean;
   readonly attempt: number;
+  /** sha-256 (hex) of the body as fetched, the key of its object in the content store; null when the job keeps no content. */
+  readonly content_hash: null | string;
+  /** The formats of this page kept in the content store, as the job asked (CrawlSpec.formats). */
+  readonly formats: readonly StoredFormat[];
+  /** The response's ETag validator (on a 304: the one that holds now); the HTTP cache sends it back as If-None-Match. */
+  readonly etag: null | string;
+  /** The response's Last-Modified validator (on a 304: the one that holds now); sent back as If-Modified-Since. */
+  readonly last_modified: null | string;
+  /** Set when the body parsed is the stored one (content_hash) rather than one received now: links and items are those of its parse. Null: fetched in full. */
+  readonly from_cache: null | CacheReuse;
+  /** Normalised page URLs the site's sitemaps list, kept by the crawl rules (a start URL that is a site's root, CrawlSpec.sitemap include or only); requested like links, at depth 1. */
+  readonly sitemap_urls: readonly string[];
+  /** Sitemap URLs kept by the crawl rules but left out of `sitemap_urls`: past the sitemap limits (TRAWL_SITEMAP_MAX_URLS) or the event's size limit. */
+  readonly sitemap_urls_dropped: number;
 }
 
 /** A fetch failed for good (after its retry tiers, or at once when not retriable). */
@@ -153,6 +217,26 @@ export interface PageFailed {
   readonly error_message: string;
   readonly attempts: number;
   readonly render_mode: RenderMode;
+}
+
+/** A page of a schedule's run whose content differs from the same page (same normalised URL) in the schedule's previous finished run: their content hashes differ. Decided once per fetch by apps/services/webhooks against projector-pg's read models, on trawl.pages after the page's PageFetched. */
+export interface PageChanged {
+  readonly event_id: string;
+  /** The PageFetched's time, so that a decision made again is the same event, byte for byte. */
+  readonly occurred_at: Date;
+  /** event_id of the event or request that caused this one. */
+  readonly causation_id: null | string;
+  readonly job_id: string;
+  readonly fetch_id: string;
+  /** The normalised requested URL, the page's identity across runs. */
+  readonly url: string;
+  readonly schedule_id: string;
+  /** sha-256 of the body in this run. */
+  readonly content_hash: string;
+  /** The schedule's previous finished run, compared against. */
+  readonly previous_job_id: string;
+  readonly previous_fetch_id: string;
+  readonly previous_content_hash: string;
 }
 
 /** An item was extracted from a page by the website selectors. */
@@ -212,6 +296,27 @@ export interface JobCancelled {
   readonly reason: null | string;
 }
 
+/** A user paused a job: the frontier issues no new fetches for it (those already requested still complete) until JobResumed. */
+export interface JobPaused {
+  readonly event_id: string;
+  readonly occurred_at: Date;
+  /** event_id of the event or request that caused this one. */
+  readonly causation_id: null | string;
+  readonly job_id: string;
+  readonly user_id: null | string;
+  readonly reason: null | string;
+}
+
+/** A user resumed a paused job: the frontier requests what it held back, and the fetch deadline counts from here. */
+export interface JobResumed {
+  readonly event_id: string;
+  readonly occurred_at: Date;
+  /** event_id of the event or request that caused this one. */
+  readonly causation_id: null | string;
+  readonly job_id: string;
+  readonly user_id: null | string;
+}
+
 /** Every event type by name. */
 export interface EventMap {
   TargetDue: TargetDue;
@@ -220,8 +325,11 @@ export interface EventMap {
   FetchRequested: FetchRequested;
   PageFetched: PageFetched;
   PageFailed: PageFailed;
+  PageChanged: PageChanged;
   ItemExtracted: ItemExtracted;
   JobCompleted: JobCompleted;
   JobFailed: JobFailed;
   JobCancelled: JobCancelled;
+  JobPaused: JobPaused;
+  JobResumed: JobResumed;
 }

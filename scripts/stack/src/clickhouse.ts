@@ -10,7 +10,7 @@
  * without a restart (ClickHouse rereads the file within seconds).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { endpoints, redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
@@ -153,13 +153,29 @@ export function clickhouseUrls(url: string, creds: StackCredentials): { CLICKHOU
   };
 }
 
-/** Writes TRAWL_HOME/clickhouse/users.xml (0600) when its content changes; true when it did. */
+/**
+ * Writes TRAWL_HOME/clickhouse/users.xml (0600) when its content changes; true when it did.
+ *
+ * ClickHouse notices a changed file by its modification time in whole seconds: a rewrite within
+ * the second of the version it last read would never be loaded. So the new file's time is moved
+ * to a later second than the old one's whenever the clock has not already done so.
+ */
 function renderUsers(ctx: StackContext, dir: string, creds: StackCredentials): boolean {
   const file = join(dir, 'users.xml');
   const text = renderTemplate(readFileSync(join(ctx.repoRoot, 'infra', 'clickhouse', 'users.xml'), 'utf8'), clickhouseUserValues(creds));
-  if (existsSync(file) && readFileSync(file, 'utf8') === text) return false;
+  const before = existsSync(file) ? statSync(file) : undefined;
+  if (before && readFileSync(file, 'utf8') === text) return false;
   writeSecretFile(file, text);
+  if (before) advanceMtimeSecond(file, before.mtimeMs);
   return true;
+}
+
+/** Gives `file` a modification time in a later whole second than `previousMs`, if it is not already. */
+export function advanceMtimeSecond(file: string, previousMs: number): void {
+  const previousSecond = Math.floor(previousMs / 1000);
+  if (Math.floor(statSync(file).mtimeMs / 1000) > previousSecond) return;
+  const later = previousSecond + 1;
+  utimesSync(file, later, later);
 }
 
 async function ensureDatabase(url: string, database: string): Promise<void> {

@@ -12,6 +12,8 @@ export interface StackPorts {
   readonly registry: number;
   readonly clickhouseHttp: number;
   readonly clickhouseTcp: number;
+  /** S3Proxy; not 9000, which is ClickHouse's native port. */
+  readonly s3: number;
   /** Port of a private Postgres cluster when forced; otherwise 5432 if free, else 5433. */
   readonly postgres: number | undefined;
 }
@@ -36,6 +38,7 @@ export const PORT_DEFAULTS = {
   TRAWL_REGISTRY_PORT: 8081,
   TRAWL_CLICKHOUSE_HTTP_PORT: 8123,
   TRAWL_CLICKHOUSE_TCP_PORT: 9000,
+  TRAWL_S3_PORT: 9100,
 } as const;
 
 function port(env: NodeJS.ProcessEnv, name: string, dflt: number | undefined): number | undefined {
@@ -54,6 +57,7 @@ export function resolvePorts(env: NodeJS.ProcessEnv): StackPorts {
     registry: p('TRAWL_REGISTRY_PORT'),
     clickhouseHttp: p('TRAWL_CLICKHOUSE_HTTP_PORT'),
     clickhouseTcp: p('TRAWL_CLICKHOUSE_TCP_PORT'),
+    s3: p('TRAWL_S3_PORT'),
     postgres: port(env, 'TRAWL_POSTGRES_PORT', undefined),
   };
 }

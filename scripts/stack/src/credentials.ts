@@ -22,6 +22,8 @@ export const ACCOUNTS = {
   clickhouseReader: 'trawl_reader',
   /** The registry's one user (Quarkus embedded realm). */
   registry: 'trawl',
+  /** S3Proxy: the access key of the content store. */
+  s3: 'trawl',
 } as const;
 
 export const CREDENTIAL_KEYS = [
@@ -31,6 +33,7 @@ export const CREDENTIAL_KEYS = [
   'TRAWL_CLICKHOUSE_READER_PASSWORD',
   'TRAWL_CLICKHOUSE_ADMIN_PASSWORD',
   'TRAWL_REGISTRY_PASSWORD',
+  'TRAWL_S3_SECRET',
 ] as const;
 
 export type CredentialKey = (typeof CREDENTIAL_KEYS)[number];

@@ -3,12 +3,11 @@
  * the part's log) and what to do: the person reading it is at a terminal with a red line and
  * wants the next command, not a stack trace.
  */
+import { TrawlError } from '@trawl/streams';
 import type { PartName } from './part.ts';
 
-export abstract class StackError extends Error {
-  abstract readonly code: string;
-  /** Whether running `stack up` again, unchanged, could succeed (a slow start, a busy port freed). */
-  abstract readonly retriable: boolean;
+/** `retriable`: whether running `stack up` again, unchanged, could succeed (a slow start, a busy port freed). */
+export abstract class StackError extends TrawlError {
   constructor(
     readonly part: PartName,
     message: string,
@@ -17,7 +16,6 @@ export abstract class StackError extends Error {
     options?: { cause?: unknown; logTail?: string },
   ) {
     super(message, options);
-    this.name = new.target.name;
     this.logTail = options?.logTail;
   }
   /** The last lines of the part's log, when it has one. */

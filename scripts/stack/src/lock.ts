@@ -5,9 +5,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TrawlError } from '@trawl/streams';
 import { isAlive } from './process.ts';
 
-export class StackLockTimeoutError extends Error {
+/** Another `up` or `down` held the lock past the timeout; running again later may succeed. */
+export class StackLockTimeoutError extends TrawlError {
   readonly code = 'TRAWL_STACK_LOCKED';
   readonly retriable = true;
 }

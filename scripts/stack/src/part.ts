@@ -1,6 +1,6 @@
 /** The vocabulary shared by every part of the stack and its reports. */
 
-export const PART_NAMES = ['postgres', 'kafka', 'registry', 'clickhouse', 'chromium', 'topics'] as const;
+export const PART_NAMES = ['postgres', 'kafka', 'registry', 'clickhouse', 's3', 'chromium', 'topics'] as const;
 export type PartName = (typeof PART_NAMES)[number];
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The stack as a whole: which parts start in parallel, which wait for which, and what `up`,
- * `down` and `status` report. Postgres, Kafka, ClickHouse and Chromium start together; the
+ * `down` and `status` report. Postgres, Kafka, ClickHouse, S3Proxy and Chromium start together; the
  * registry waits for Postgres (its storage), the topics for Kafka.
  */
 import { mkdirSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { stackLogger } from './logger.ts';
 import { PART_NAMES, type PartDown, type PartName, type PartStatus, type PartUp } from './part.ts';
 import { postgresDown, postgresStatus, postgresUp } from './postgres.ts';
 import { registryDown, registryStatus, registryUp } from './registry.ts';
+import { s3Down, s3Status, s3Up } from './s3.ts';
 import { topicsStatus, topicsUp } from './topics.ts';
 
 export type UpStep =
@@ -86,7 +87,7 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
       keepPrivate(stackEnvFile(ctx.env));
       const postgres = step('postgres', () => postgresUp(ctx, creds));
       const kafka = step('kafka', () => kafkaUp(ctx, logger));
-      const others = [step('clickhouse', () => clickhouseUp(ctx, creds)), step('chromium', () => chromiumUp(ctx))];
+      const others = [step('clickhouse', () => clickhouseUp(ctx, creds)), step('s3', () => s3Up(ctx, creds)), step('chromium', () => chromiumUp(ctx))];
       const registry = postgres.then((pg) =>
         step('registry', pg ? () => registryUp(ctx, userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL, creds) : dependent('registry', 'postgres')),
       );
@@ -126,7 +127,7 @@ export async function stackDown(opts: Omit<StackOptions, 'onStep' | 'logger'> & 
         steps.push(s);
         opts.onStep?.(s);
       };
-      await Promise.all([step(() => registryDown(ctx)), step(() => kafkaDown(ctx)), step(() => clickhouseDown(ctx))]);
+      await Promise.all([step(() => registryDown(ctx)), step(() => kafkaDown(ctx)), step(() => clickhouseDown(ctx)), step(() => s3Down(ctx))]);
       await step(() => postgresDown(ctx));
       return steps;
     },
@@ -149,6 +150,6 @@ export async function stackStatus(opts: Pick<StackOptions, 'env' | 'logger'> = {
       ? topicsStatus(ctx, (userEndpoint(ctx, 'KAFKA_BROKERS') ?? localEndpoints(ctx.ports).KAFKA_BROKERS).split(','), logger)
       : { part: 'topics', state: 'down', ours: false, endpoint: k.endpoint, note: 'kafka is not up' },
   );
-  const parts = await Promise.all([postgresStatus(ctx), kafka, registryStatus(ctx), clickhouseStatus(ctx), chromiumStatus(ctx), topics]);
+  const parts = await Promise.all([postgresStatus(ctx), kafka, registryStatus(ctx), clickhouseStatus(ctx), s3Status(ctx), chromiumStatus(ctx), topics]);
   return { ok: parts.every((p) => p.state === 'up'), parts };
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvFile, repoRoot } from '@trawl/streams';
-import { clickhouseTemplateValues, clickhouseUrls, clickhouseUserValues, renderTemplate } from '../src/clickhouse.ts';
+import { advanceMtimeSecond, clickhouseTemplateValues, clickhouseUrls, clickhouseUserValues, renderTemplate } from '../src/clickhouse.ts';
 import { ACCOUNTS, type StackCredentials } from '../src/credentials.ts';
 import { newClusterId, renderServerProperties } from '../src/kafka.ts';
 import { renderPgHba } from '../src/postgres-access.ts';
@@ -39,6 +40,26 @@ describe('Kafka server.properties', () => {
     for (let i = 0; i < 200; i++) {
       const id = newClusterId();
       expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+    }
+  });
+});
+
+describe('ClickHouse users.xml rewrites', () => {
+  // ClickHouse compares modification times in whole seconds: two writes in one second look like one.
+  it('move the file to a later second than the version before, so the server reloads it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-mtime-'));
+    try {
+      const file = join(dir, 'users.xml');
+      writeFileSync(file, 'new');
+      const nowSecond = Math.floor(Date.now() / 1000);
+      advanceMtimeSecond(file, nowSecond * 1000 + 900);
+      expect(Math.floor(statSync(file).mtimeMs / 1000)).toBe(nowSecond + 1);
+
+      utimesSync(file, nowSecond + 5, nowSecond + 5);
+      advanceMtimeSecond(file, (nowSecond - 10) * 1000);
+      expect(Math.floor(statSync(file).mtimeMs / 1000)).toBe(nowSecond + 5);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -4,7 +4,7 @@ import { localEndpoints, resolvePorts, stackChoice, userEndpoint } from '../src/
 
 describe('resolvePorts', () => {
   it('uses the documented defaults', () => {
-    expect(resolvePorts({})).toEqual({ kafka: 9092, kafkaController: 9093, registry: 8081, clickhouseHttp: 8123, clickhouseTcp: 9000, postgres: undefined });
+    expect(resolvePorts({})).toEqual({ kafka: 9092, kafkaController: 9093, registry: 8081, clickhouseHttp: 8123, clickhouseTcp: 9000, s3: 9100, postgres: undefined });
   });
 
   it('takes TRAWL_*_PORT overrides and refuses nonsense', () => {

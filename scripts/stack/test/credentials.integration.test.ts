@@ -31,7 +31,7 @@ const home = mkdtempSync(join(tmpdir(), 'trawl-stack-creds-'));
 // As root the private cluster runs as `postgres`, which must reach its directory inside.
 chmodSync(home, 0o711);
 let env: NodeJS.ProcessEnv;
-let ports: { pg: number; ch: number; chTcp: number; registry: number };
+let ports: { pg: number; ch: number; chTcp: number; registry: number; s3: number };
 let creds: StackCredentials;
 let stackEnv: Record<string, string>;
 const printed: string[] = [];
@@ -48,7 +48,7 @@ async function up(): Promise<void> {
 }
 
 beforeAll(async () => {
-  ports = { pg: await freePort(), ch: await freePort(), chTcp: await freePort(), registry: await freePort() };
+  ports = { pg: await freePort(), ch: await freePort(), chTcp: await freePort(), registry: await freePort(), s3: await freePort() };
   env = {
     ...process.env,
     TRAWL_HOME: home,
@@ -62,6 +62,8 @@ beforeAll(async () => {
     TRAWL_CLICKHOUSE_HTTP_PORT: String(ports.ch),
     TRAWL_CLICKHOUSE_TCP_PORT: String(ports.chTcp),
     TRAWL_REGISTRY_PORT: String(ports.registry),
+    TRAWL_S3_URL: '',
+    TRAWL_S3_PORT: String(ports.s3),
   };
   await up();
 }, 240_000);

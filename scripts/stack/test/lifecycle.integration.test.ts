@@ -46,6 +46,7 @@ beforeAll(async () => {
     KAFKA_BROKERS: ep.kafkaBrokers.join(','),
     SCHEMA_REGISTRY_URL: ep.schemaRegistryUrl,
     DATABASE_URL: ep.databaseUrl,
+    TRAWL_S3_URL: ep.s3Url,
     CLICKHOUSE_URL: '',
     TRAWL_CLICKHOUSE_HTTP_PORT: String(httpPort),
     TRAWL_CLICKHOUSE_TCP_PORT: String(await freePort()),
@@ -61,7 +62,7 @@ describe('a stack with external endpoints and its own ClickHouse', () => {
   it('starts only what is not given, once, even when two `up`s race', async () => {
     const [a, b] = await Promise.all([stackUp({ env }), stackUp({ env })]);
     expect(a.ok && b.ok).toBe(true);
-    for (const part of ['kafka', 'registry', 'postgres']) {
+    for (const part of ['kafka', 'registry', 'postgres', 's3']) {
       expect(action(a.steps, part), part).toBe('external');
       expect(action(b.steps, part), part).toBe('external');
     }

@@ -28,7 +28,7 @@ const ep = (): ReturnType<typeof endpoints> => endpoints();
 describe('stack status', () => {
   it('reports every part up, with an endpoint, and a pid and memory for running servers', async () => {
     const status = await stackStatus();
-    expect(status.parts.map((p) => p.part)).toEqual(['postgres', 'kafka', 'registry', 'clickhouse', 'chromium', 'topics']);
+    expect(status.parts.map((p) => p.part)).toEqual(['postgres', 'kafka', 'registry', 'clickhouse', 's3', 'chromium', 'topics']);
     for (const p of status.parts) expect({ part: p.part, state: p.state }).toEqual({ part: p.part, state: 'up' });
     expect(status.ok).toBe(true);
     for (const p of status.parts.filter((s) => s.ours)) {
@@ -42,7 +42,7 @@ describe('up', () => {
   it('is idempotent: a second call reuses everything and is fast', async () => {
     const again = await stackUp();
     expect(again.ok).toBe(true);
-    expect(again.steps.map((s) => s.part).sort()).toEqual(['chromium', 'clickhouse', 'kafka', 'postgres', 'registry', 'topics']);
+    expect(again.steps.map((s) => s.part).sort()).toEqual(['chromium', 'clickhouse', 'kafka', 'postgres', 'registry', 's3', 'topics']);
     for (const s of again.steps) {
       if (!s.ok) throw s.error;
       expect(s.up.action, s.part).not.toBe('started');

@@ -24,10 +24,25 @@ export interface Endpoints {
   readonly clickhouseReadUrl: string;
   readonly clickhouseDatabase: string;
   readonly chromiumPath: string;
+  /** The S3 endpoint of the content store, with the access key and secret as user and password. */
+  readonly s3Url: string;
+  readonly s3Bucket: string;
 }
 
 /** The repository root, found from this file's place (streams/src/config/). */
 export const repoRoot: string = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** The folders of apps/, one per runtime role. */
+const APP_ROLES = ['services', 'libs', 'harness', 'tools'] as const;
+
+/** An app's package folder, `apps/<role>/<app>` (apps/services/<app> when no role holds it). */
+export function appDir(app: string): string {
+  for (const role of APP_ROLES) {
+    const dir = join(repoRoot, 'apps', role, app);
+    if (existsSync(dir)) return dir;
+  }
+  return join(repoRoot, 'apps', 'services', app);
+}
 
 /** State of the local stack and logs: `TRAWL_HOME`, default `<repo>/.trawl`. */
 export function trawlHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -41,6 +56,9 @@ export const ENDPOINT_DEFAULTS = {
   CLICKHOUSE_URL: 'http://127.0.0.1:8123',
   CLICKHOUSE_DATABASE: 'trawl',
   CHROMIUM_PATH: '/usr/bin/chromium',
+  // Not S3's usual 9000: the local ClickHouse's native port is 9000.
+  TRAWL_S3_URL: 'http://127.0.0.1:9100',
+  TRAWL_S3_BUCKET: 'trawl-content',
 } as const;
 
 export type EndpointVariable = keyof typeof ENDPOINT_DEFAULTS;
@@ -87,5 +105,7 @@ export function endpoints(env: NodeJS.ProcessEnv = process.env): Endpoints {
     clickhouseReadUrl: clickhouseReadUrl.replace(/\/+$/, ''),
     clickhouseDatabase: get('CLICKHOUSE_DATABASE'),
     chromiumPath: get('CHROMIUM_PATH'),
+    s3Url: get('TRAWL_S3_URL').replace(/\/+$/, ''),
+    s3Bucket: get('TRAWL_S3_BUCKET'),
   };
 }

@@ -16,11 +16,11 @@ describe('redaction of credentials in endpoints', () => {
   it('masks every endpoint of a configuration', () => {
     const home = mkdtempSync(join(tmpdir(), 'trawl-redact-'));
     writeFileSync(join(home, 'stack.env'), 'CLICKHOUSE_URL=http://w:wpass@127.0.0.1:8123\nCLICKHOUSE_READ_URL=http://r:rpass@127.0.0.1:8123\n');
-    const ep = endpoints({ TRAWL_HOME: home, DATABASE_URL: 'postgres://trawl:pgpass@127.0.0.1:5432/trawl', SCHEMA_REGISTRY_URL: 'http://trawl:regpass@127.0.0.1:8081/apis/ccompat/v7' });
+    const ep = endpoints({ TRAWL_HOME: home, DATABASE_URL: 'postgres://trawl:pgpass@127.0.0.1:5432/trawl', SCHEMA_REGISTRY_URL: 'http://trawl:regpass@127.0.0.1:8081/apis/ccompat/v7', TRAWL_S3_URL: 'http://trawl:s3pass@127.0.0.1:9100' });
     const shown = JSON.stringify(redactEndpoints(ep));
-    for (const secret of ['wpass', 'rpass', 'pgpass', 'regpass']) expect(shown).not.toContain(secret);
+    for (const secret of ['wpass', 'rpass', 'pgpass', 'regpass', 's3pass']) expect(shown).not.toContain(secret);
     expect(shown).toContain('postgres://trawl:***@127.0.0.1:5432/trawl');
-    expect(endpointSecrets(ep).sort()).toEqual(['pgpass', 'regpass', 'rpass', 'wpass']);
+    expect(endpointSecrets(ep).sort()).toEqual(['pgpass', 'regpass', 'rpass', 's3pass', 'wpass']);
   });
 
   it('masks URLs and known passwords inside free text (error messages)', () => {

@@ -31,6 +31,7 @@ export function redactEndpoints(ep: Endpoints): Endpoints {
     databaseUrl: redactUrl(ep.databaseUrl),
     clickhouseUrl: redactUrl(ep.clickhouseUrl),
     clickhouseReadUrl: redactUrl(ep.clickhouseReadUrl),
+    s3Url: redactUrl(ep.s3Url),
   };
 }
 
@@ -51,7 +52,7 @@ const SECRET_PARAMS = /([?&;](?:password|passwd|pwd|secret|token|access_token|ap
 /** The passwords carried by the endpoints (percent-decoded, as a client would send them), for {@link redactText}. */
 export function endpointSecrets(ep: Endpoints): string[] {
   const out = new Set<string>();
-  for (const url of [ep.schemaRegistryUrl, ep.databaseUrl, ep.clickhouseUrl, ep.clickhouseReadUrl]) {
+  for (const url of [ep.schemaRegistryUrl, ep.databaseUrl, ep.clickhouseUrl, ep.clickhouseReadUrl, ep.s3Url]) {
     try {
       const p = new URL(url).password;
       if (p) {

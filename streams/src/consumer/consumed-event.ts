@@ -1,25 +1,49 @@
 /**
- * What a handler receives: the decoded event with its place in the log and its delivery attempt.
- * A discriminated union on `name`, so `if (event.name === 'PageFetched')` narrows `value`.
+ * What consumers receive: the decoded event with its place in the log (`ReadEvent`: what a
+ * projection's `apply` and a live feed get) and, for a work handler, its delivery (`ConsumedEvent`:
+ * attempt, origin, signal). Discriminated unions on `name`, so `if (event.name === 'PageFetched')`
+ * narrows `value`.
  */
+import type { KafkaMessage } from 'kafkajs';
 import type { EventMap, EventName } from '@trawl/schemas';
-import type { MessageOrigin } from '../retry/retry-headers.ts';
+import type { DecodedEvent } from '../registry/event-codec.ts';
+import { headerStrings, type MessageOrigin } from '../retry/retry-headers.ts';
 
-export interface ConsumedEventOf<N extends EventName> {
+export interface ReadEventOf<N extends EventName> {
   readonly name: N;
   readonly value: EventMap[N];
   readonly schemaId: number;
-  /** Where this delivery was read (a retry tier topic from the second attempt on). */
+  /** Where this delivery was read (for a work handler, a retry tier topic from the second attempt on). */
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
-  /** Where the message was first read (equal to topic/partition/offset on attempt 1). */
-  readonly origin: MessageOrigin;
   /** The message key as UTF-8 (a job id, a host), or null. */
   readonly key: string | null;
   readonly headers: Readonly<Record<string, string>>;
   /** Kafka's message timestamp (epoch ms, as a string). */
   readonly timestamp: string;
+}
+
+export type ReadEvent = { [N in EventName]: ReadEventOf<N> }[EventName];
+
+/** The event decoded from `message`, read from `topic`/`partition`. */
+export function readEvent(decoded: DecodedEvent, topic: string, partition: number, message: KafkaMessage): ReadEvent {
+  return {
+    name: decoded.name,
+    value: decoded.value,
+    schemaId: decoded.schemaId,
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key ? message.key.toString('utf8') : null,
+    headers: headerStrings(message.headers),
+    timestamp: message.timestamp,
+  } as ReadEvent;
+}
+
+export interface ConsumedEventOf<N extends EventName> extends ReadEventOf<N> {
+  /** Where the message was first read (equal to topic/partition/offset on attempt 1). */
+  readonly origin: MessageOrigin;
   /** 1 on the first delivery; n+1 when read from retry tier n. */
   readonly attempt: number;
   /**

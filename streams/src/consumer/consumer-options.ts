@@ -10,11 +10,10 @@ import type { RetryTier } from '../retry/retry-tiers.ts';
 import { validateRetryTiers } from '../retry/retry-tiers.ts';
 import type { DeadLetter } from '../retry/dead-letter.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
-import type { MetricsRegistry } from '../metrics/metrics-registry.ts';
+import type { MetricsRegistry } from '../metrics/prometheus.ts';
 import { TOPICS } from '../topics/catalogue.ts';
 import { InvalidOptionError } from '../errors.ts';
 import type { EventHandler } from './consumed-event.ts';
-import { maxDeliveriesOf } from './delivery-counter.ts';
 
 export interface EventConsumerOptions {
   /** Names the consumer in logs and metrics (`consumer` label); unique per process. */
@@ -98,7 +97,6 @@ export interface ResolvedConsumerOptions {
   readonly maxBuffered: number;
   readonly retryTiers: readonly RetryTier[];
   readonly deadLetterTopic: string;
-  readonly maxDeliveries: number;
   readonly fromBeginning: boolean;
   readonly commitIntervalMs: number;
   readonly sessionTimeoutMs: number;
@@ -145,7 +143,6 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
     maxBuffered: positiveInt('maxBuffered', o.maxBuffered, 10_000),
     retryTiers,
     deadLetterTopic,
-    maxDeliveries: maxDeliveriesOf(o.maxDeliveries),
     fromBeginning: o.fromBeginning ?? true,
     commitIntervalMs: positiveInt('commitIntervalMs', o.commitIntervalMs, 1_000),
     sessionTimeoutMs,

@@ -1,6 +1,7 @@
 /**
- * Delivery counting for a consumer group, shared by runEventConsumer and runProjection: what a
- * re-read message's deliveries were (delivery-store.ts), the verdict on it (delivery-verdict.ts),
+ * Delivery counting for a consumer group, made by the group-member runtime for the members that
+ * count (the parallel consumer and the projections; group-member.ts): what a re-read message's
+ * deliveries were (delivery-store.ts), the verdict on it (delivery-verdict.ts),
  * and the turns counted deliveries take, suspects one at a time and alone among counted ones.
  *
  * Only re-reads touch Postgres, so a consumer that is never restarted never connects: the pool is

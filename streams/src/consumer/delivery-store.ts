@@ -10,9 +10,7 @@
  * source of truth. A row costs nothing on the hot path — only re-reads are counted — and every
  * deployment already runs the Postgres that holds the projections' offsets.
  */
-import type pg from 'pg';
-
-export type Queryable = Pick<pg.ClientBase, 'query'>;
+import { createTableIfMissing, type Queryable } from '../util/pg-table.ts';
 
 export const DELIVERIES_TABLE = 'stream_deliveries';
 
@@ -27,15 +25,8 @@ const CREATE_SQL = `CREATE TABLE IF NOT EXISTS ${DELIVERIES_TABLE} (
 )`;
 
 /** Creates the table if missing. Safe when several processes start together. */
-export async function ensureDeliveriesTable(db: Queryable): Promise<void> {
-  try {
-    await db.query(CREATE_SQL);
-  } catch (err) {
-    // Two concurrent CREATE TABLE IF NOT EXISTS can both pass the check; the loser hits the
-    // catalogue's unique index. The table exists either way.
-    const code = (err as { code?: string }).code;
-    if (code !== '23505' && code !== '42P07') throw err;
-  }
+export function ensureDeliveriesTable(db: Queryable): Promise<void> {
+  return createTableIfMissing(db, CREATE_SQL);
 }
 
 export interface MessagePosition {

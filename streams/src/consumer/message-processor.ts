@@ -13,21 +13,26 @@
  * handler runs, a suspect runs alone among suspects, and a message delivered TRAWL_MAX_DELIVERIES
  * times without an outcome — its process died, or it overran its budget (BudgetExceededError) —
  * is dead-lettered as `poison` instead of run again.
+ *
+ * A deferral (DeferredError: "not yet") is an outcome, neither a failure nor a delivery without one: the
+ * message is parked in a retry tier until its due time as the same attempt, carrying the deliveries
+ * without an outcome it already had and nothing more, and the consumer moves on.
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import { BudgetExceededError, isRetriable, PoisonMessageError, UndecodableMessageError } from '../errors.ts';
+import { BudgetExceededError, DeferredError, isRetriable, PoisonMessageError, UndecodableMessageError } from '../errors.ts';
 import type { EventCodec, DecodedEvent } from '../registry/event-codec.ts';
 import type { EventProducer, RawMessage } from '../producer/event-producer.ts';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.ts';
-import { routeFailure } from '../retry/failure-route.ts';
+import { routeDeferral, routeFailure } from '../retry/failure-route.ts';
 import type { RetryTier } from '../retry/retry-tiers.ts';
-import { deadLetterFor, retryRecordFor, type DeadLetter, type SourceMessage } from '../retry/dead-letter.ts';
-import { attemptOf, describeError, headerString, headerStrings, originOf, TRAWL_HEADERS, unfinishedOf, type DeadLetterReason } from '../retry/retry-headers.ts';
-import type { ConsumedEvent, EventHandler } from './consumed-event.ts';
+import { deadLetterFor, deferredRecordFor, retryRecordFor, type DeadLetter, type SourceMessage } from '../retry/dead-letter.ts';
+import { attemptOf, describeError, headerString, originOf, TRAWL_HEADERS, unfinishedOf, type DeadLetterReason } from '../retry/retry-headers.ts';
+import { readEvent, type ConsumedEvent, type EventHandler } from './consumed-event.ts';
 import type { ConsumerMetrics } from '../metrics/consumer-metrics.ts';
 import type { DeliveryCounter } from './delivery-counter.ts';
 import type { MessagePosition } from './delivery-store.ts';
+import { contextFromHeaders, inSpan, startProcessSpan } from '../tracing/trace-context.ts';
 import { afterUnfinished, carriedForward, deliveryVerdict, FIRST_DELIVERY, rereadHistory, type DeliveryHistory } from './delivery-verdict.ts';
 
 /** The first window of a partition after it was taken on: messages a previous member may have run. */
@@ -82,19 +87,8 @@ export class MessageProcessor {
     if (!decoded) return false;
     if (!decoded.ok) return this.deadLetter(source, { reason: 'undecodable', attempts: attempt, error: decoded.error }, signal);
 
-    const base = {
-      name: decoded.event.name,
-      value: decoded.event.value,
-      schemaId: decoded.event.schemaId,
-      topic: source.topic,
-      partition: source.partition,
-      offset: source.offset,
-      origin: originOf(source.headers, source),
-      key: source.key ? source.key.toString('utf8') : null,
-      headers: headerStrings(source.headers),
-      timestamp: incoming.message.timestamp,
-      signal,
-    };
+    const event = readEvent(decoded.event, source.topic, source.partition, incoming.message);
+    const origin = originOf(source.headers, source);
     const deliveries = this.o.deliveries;
     // Known once there is something to count: a re-read, or a failure.
     let history: DeliveryHistory | undefined;
@@ -129,11 +123,29 @@ export class MessageProcessor {
             if (!(await deliveries.record(at, history!.here + 1, signal))) return false;
             recordedHere = history!.here + 1;
           }
-          await this.o.handler({ ...base, attempt: current } as ConsumedEvent);
+          // Each attempt is a span continuing the trace the record carries: what the handler emits joins it.
+          const parent = contextFromHeaders(source.headers);
+          const span = startProcessSpan(this.o.metrics.consumer, source.topic, source.partition, source.offset, event.name, event.value, parent);
+          span.setAttribute('trawl.attempt', current);
+          await inSpan(span, parent, async () => this.o.handler({ ...event, origin, attempt: current, signal } as ConsumedEvent));
           this.o.metrics.processed(source.topic, performance.now() - started);
           return at ? await this.finished(at, isolated) : true;
         } catch (err) {
           if (signal.aborted) return false;
+          if (err instanceof DeferredError) {
+            // Not a failure and not a delivery without an outcome: parked until due, counting nothing.
+            const route = routeDeferral(err.dueAt, this.o.retryTiers);
+            this.o.metrics.deferred(source.topic);
+            if (!route.tier) {
+              await sleep(Math.max(0, route.dueAt - Date.now()), signal);
+              if (signal.aborted) return false;
+              continue;
+            }
+            const unfinished = carriedForward(history ?? FIRST_DELIVERY(unfinishedOf(source.headers)));
+            const record = deferredRecordFor(source, route.tier.topic, { attempt: current, dueAt: route.dueAt, unfinished });
+            if (!(await this.sendUntilAcknowledged(record, signal))) return false;
+            return await this.finished(at, isolated);
+          }
           const { errorClass, message } = describeError(err);
           this.o.metrics.handlerFailed(errorClass);
           const where = { topic: source.topic, partition: source.partition, offset: source.offset, attempt: current, errorClass, error: message };
@@ -157,6 +169,7 @@ export class MessageProcessor {
             this.o.logger.warn({ ...where, retryInMs: delay }, 'handler failed; retrying in place');
             await sleep(delay, signal);
             if (signal.aborted) return false;
+            this.o.metrics.retried(source.topic, 'in-place');
             current = route.nextAttempt;
             continue;
           }
@@ -164,7 +177,7 @@ export class MessageProcessor {
             this.o.logger.debug({ ...where, tier: route.tier.topic, dueAt: route.dueAt }, 'handler failed; forwarding to retry tier');
             const record = retryRecordFor(source, route.tier.topic, { attempt: route.nextAttempt, dueAt: route.dueAt, unfinished: carried }, err);
             if (!(await this.sendUntilAcknowledged(record, signal))) return false;
-            this.o.metrics.retried(source.topic);
+            this.o.metrics.retried(source.topic, route.tier.topic);
             return await this.finished(at, isolated);
           }
           if (!(await this.deadLetter(source, { reason: route.reason, attempts: current, error: err, event: decoded.event }, signal))) return false;

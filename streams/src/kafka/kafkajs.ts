@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import type * as KafkaJS from 'kafkajs';
 import { installFastPaths } from './fast-paths/install-fast-paths.ts';
+import { clampRequestQueueTimer } from './request-queue-timer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -14,6 +15,7 @@ const require = createRequire(import.meta.url);
 export const kafkajsFastPaths = installFastPaths(require);
 
 const kafkajs = require('kafkajs') as typeof KafkaJS;
+clampRequestQueueTimer(require);
 
 export const Kafka: typeof KafkaJS.Kafka = kafkajs.Kafka;
 export type Kafka = KafkaJS.Kafka;

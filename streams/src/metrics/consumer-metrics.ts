@@ -3,11 +3,15 @@
  * collected from the runner's state at render time, and a plain `stats()` snapshot for logs,
  * tests and health endpoints.
  *
+ * The counters are prom-client's, shared by every consumer of the process under its `consumer`
+ * label; `stats()` reads this consumer's own tallies, kept beside them.
+ *
  * Lag is measured against the high watermark the last fetch of that partition returned, so a
  * paused partition shows the lag it had when it paused; querying the broker for fresh watermarks
  * would cost a request per partition per scrape.
  */
-import type { MetricsRegistry, Sample } from './metrics-registry.ts';
+import type { Registry } from 'prom-client';
+import { counterIn, DURATION_BUCKETS, histogramIn, liveGaugeIn, type Sample } from './prometheus.ts';
 
 export interface PartitionSnapshot {
   readonly topic: string;
@@ -89,9 +93,9 @@ export function partitionStats(p: PartitionSnapshot): PartitionStats {
 }
 
 export class ConsumerMetrics {
-  private readonly labels: { consumer: string };
   private readonly removers: (() => void)[] = [];
   private readonly messages;
+  private readonly retries;
   private readonly failures;
   private readonly handlerSeconds;
   private readonly commits;
@@ -101,89 +105,116 @@ export class ConsumerMetrics {
   private readonly poisonCounter;
   private readonly decodeRetries;
   private readonly hookFailures;
+  private readonly tally = {
+    processed: 0,
+    retried: 0,
+    deadLettered: 0,
+    handlerFailures: 0,
+    rereads: 0,
+    budgetOverruns: 0,
+    poisoned: 0,
+    decodeRetries: 0,
+    commits: 0,
+    assignments: 0,
+  };
 
   constructor(
-    registry: MetricsRegistry,
+    registry: Registry,
     readonly consumer: string,
     readonly groupId: string,
     private readonly live: () => LiveSnapshot,
   ) {
-    this.labels = { consumer };
-    this.messages = registry.counter('trawl_consumer_messages_total', 'Messages finished by a consumer, by topic and outcome (processed, retried, dead_lettered).');
-    this.failures = registry.counter('trawl_consumer_handler_failures_total', 'Handler failures, by error class (each retry counts).');
-    this.handlerSeconds = registry.counter('trawl_consumer_handler_seconds_total', 'Time spent in successful handler calls.');
-    this.commits = registry.counter('trawl_consumer_commits_total', 'Offset commits sent to the group coordinator.');
-    this.assignmentsCounter = registry.counter('trawl_consumer_assignments_total', 'Partition assignments received (the first, then one per rebalance).');
-    this.rereadsCounter = registry.counter(
+    const c = (name: string, help: string, labels: readonly string[] = []) => counterIn(registry, name, help, ['consumer', ...labels]);
+    this.messages = c('trawl_consumer_messages_total', 'Messages finished by a consumer, by topic and outcome (processed, retried, deferred, dead_lettered).', ['topic', 'outcome']);
+    this.retries = c('trawl_consumer_retries_total', 'Handler failures forwarded to a retry tier (tier = its topic) or retried in place (tier = in-place).', ['topic', 'tier']);
+    this.failures = c('trawl_consumer_handler_failures_total', 'Handler failures, by error class (each retry counts).', ['error_class']);
+    this.handlerSeconds = histogramIn(registry, 'trawl_consumer_handler_duration_seconds', 'Duration of successful handler calls, by topic.', ['consumer', 'topic'], DURATION_BUCKETS);
+    this.commits = c('trawl_consumer_commits_total', 'Offset commits sent to the group coordinator.');
+    this.assignmentsCounter = c('trawl_consumer_assignments_total', 'Partition assignments received (the first, then one per rebalance).');
+    this.rereadsCounter = c(
       'trawl_consumer_rereads_total',
       'Messages read again after a restart or rebalance whose delivery was recorded before they ran; isolated="true": suspects, run one at a time.',
+      ['isolated'],
     );
-    this.overruns = registry.counter('trawl_consumer_budget_overruns_total', 'Handlers stopped at their wall-clock budget (a delivery without an outcome).');
-    this.poisonCounter = registry.counter('trawl_consumer_poisoned_total', 'Messages dead-lettered as poison: delivered TRAWL_MAX_DELIVERIES times without an outcome.');
-    this.decodeRetries = registry.counter('trawl_consumer_decode_retries_total', 'Decodes waited out and retried, by error code (registry unreachable, schema id not found).');
-    this.hookFailures = registry.counter('trawl_consumer_dead_letter_hook_failures_total', 'Failed calls of the onDeadLetter hook (each is retried).');
-    const gauge = (name: string, help: string, pick: (s: LiveSnapshot) => Sample[]) =>
-      this.removers.push(registry.gauge(name, help).collect(() => pick(this.live())));
-    gauge('trawl_consumer_in_flight', 'Handlers running now.', (s) => [[this.labels, s.inFlight]]);
-    gauge('trawl_consumer_buffered', 'Messages accepted and not finished.', (s) => [[this.labels, s.buffered]]);
-    gauge('trawl_consumer_paused_partitions', 'Partitions paused (backpressure, retry delay).', (s) => [
-      [this.labels, s.partitions.filter((p) => p.paused).length],
-    ]);
+    this.overruns = c('trawl_consumer_budget_overruns_total', 'Handlers stopped at their wall-clock budget (a delivery without an outcome).');
+    this.poisonCounter = c('trawl_consumer_poisoned_total', 'Messages dead-lettered as poison: delivered TRAWL_MAX_DELIVERIES times without an outcome.', ['topic']);
+    this.decodeRetries = c('trawl_consumer_decode_retries_total', 'Decodes waited out and retried, by error code (registry unreachable, schema id not found).', ['error_code']);
+    this.hookFailures = c('trawl_consumer_dead_letter_hook_failures_total', 'Failed calls of the onDeadLetter hook (each is retried).');
+    const labels = { consumer };
+    const gauge = (name: string, help: string, labelNames: readonly string[], pick: (s: LiveSnapshot) => Sample[]) =>
+      this.removers.push(liveGaugeIn(registry, name, help, ['consumer', ...labelNames]).add(() => pick(this.live())));
+    gauge('trawl_consumer_in_flight', 'Handlers running now.', [], (s) => [[labels, s.inFlight]]);
+    gauge('trawl_consumer_buffered', 'Messages accepted and not finished.', [], (s) => [[labels, s.buffered]]);
+    gauge('trawl_consumer_paused_partitions', 'Partitions paused (backpressure, retry delay).', [], (s) => [[labels, s.partitions.filter((p) => p.paused).length]]);
     const perPartition = (value: (p: PartitionStats) => number) => (s: LiveSnapshot) =>
       s.partitions.map((p) => partitionStats(p)).map((p) => [{ consumer, topic: p.topic, partition: p.partition }, value(p)] as const);
-    gauge('trawl_consumer_lag', 'High watermark minus committed offset, per partition.', perPartition((p) => p.lag));
-    gauge('trawl_consumer_pending', 'High watermark minus lowest unfinished offset, per partition.', perPartition((p) => p.pending));
-    gauge('trawl_consumer_committed_offset', 'Last committed offset, per partition.', perPartition((p) => Number(p.committed)));
+    const partitionLabels = ['topic', 'partition'];
+    gauge('trawl_consumer_lag', 'High watermark minus committed offset, per partition.', partitionLabels, perPartition((p) => p.lag));
+    gauge('trawl_consumer_pending', 'High watermark minus lowest unfinished offset, per partition.', partitionLabels, perPartition((p) => p.pending));
+    gauge('trawl_consumer_committed_offset', 'Last committed offset, per partition.', partitionLabels, perPartition((p) => Number(p.committed)));
   }
-
-  private readonly processedBy = new Map<string, (by?: number) => void>();
-  private handlerSecondsBound: ((by?: number) => void) | undefined;
 
   processed(topic: string, durationMs: number): void {
-    let inc = this.processedBy.get(topic);
-    if (!inc) this.processedBy.set(topic, (inc = this.messages.bind({ ...this.labels, topic, outcome: 'processed' })));
-    inc();
-    (this.handlerSecondsBound ??= this.handlerSeconds.bind(this.labels))(durationMs / 1000);
+    this.tally.processed++;
+    this.messages.inc({ consumer: this.consumer, topic, outcome: 'processed' });
+    this.handlerSeconds.observe({ consumer: this.consumer, topic }, durationMs / 1000);
   }
 
-  retried(topic: string): void {
-    this.messages.inc({ ...this.labels, topic, outcome: 'retried' });
+  /** A message parked until its due time (DeferredError): an outcome of its own, not a retry. */
+  deferred(topic: string): void {
+    this.messages.inc({ consumer: this.consumer, topic, outcome: 'deferred' });
+  }
+
+  /** A failure sent on to `tier` (a retry topic, or `in-place`); only tiers count as a retried message. */
+  retried(topic: string, tier: string): void {
+    this.retries.inc({ consumer: this.consumer, topic, tier });
+    if (tier === 'in-place') return;
+    this.tally.retried++;
+    this.messages.inc({ consumer: this.consumer, topic, outcome: 'retried' });
   }
 
   deadLettered(topic: string): void {
-    this.messages.inc({ ...this.labels, topic, outcome: 'dead_lettered' });
+    this.tally.deadLettered++;
+    this.messages.inc({ consumer: this.consumer, topic, outcome: 'dead_lettered' });
   }
 
   handlerFailed(errorClass: string): void {
-    this.failures.inc({ ...this.labels, error_class: errorClass });
+    this.tally.handlerFailures++;
+    this.failures.inc({ consumer: this.consumer, error_class: errorClass });
   }
 
   reread(isolated: boolean): void {
-    this.rereadsCounter.inc({ ...this.labels, isolated: String(isolated) });
+    this.tally.rereads++;
+    this.rereadsCounter.inc({ consumer: this.consumer, isolated: String(isolated) });
   }
 
   budgetOverrun(): void {
-    this.overruns.inc(this.labels);
+    this.tally.budgetOverruns++;
+    this.overruns.inc({ consumer: this.consumer });
   }
 
   poisoned(topic: string): void {
-    this.poisonCounter.inc({ ...this.labels, topic });
+    this.tally.poisoned++;
+    this.poisonCounter.inc({ consumer: this.consumer, topic });
   }
 
   decodeRetried(errorCode: string): void {
-    this.decodeRetries.inc({ ...this.labels, error_code: errorCode });
+    this.tally.decodeRetries++;
+    this.decodeRetries.inc({ consumer: this.consumer, error_code: errorCode });
   }
 
   deadLetterHookFailed(): void {
-    this.hookFailures.inc(this.labels);
+    this.hookFailures.inc({ consumer: this.consumer });
   }
 
   committed(): void {
-    this.commits.inc(this.labels);
+    this.tally.commits++;
+    this.commits.inc({ consumer: this.consumer });
   }
 
   assigned(): void {
-    this.assignmentsCounter.inc(this.labels);
+    this.tally.assignments++;
+    this.assignmentsCounter.inc({ consumer: this.consumer });
   }
 
   stats(): ConsumerStats {
@@ -192,16 +223,7 @@ export class ConsumerMetrics {
     return {
       consumer: this.consumer,
       groupId: this.groupId,
-      processed: this.messages.sum({ ...this.labels, outcome: 'processed' }),
-      retried: this.messages.sum({ ...this.labels, outcome: 'retried' }),
-      deadLettered: this.messages.sum({ ...this.labels, outcome: 'dead_lettered' }),
-      handlerFailures: this.failures.sum(this.labels),
-      rereads: this.rereadsCounter.sum(this.labels),
-      budgetOverruns: this.overruns.get(this.labels),
-      poisoned: this.poisonCounter.sum(this.labels),
-      decodeRetries: this.decodeRetries.sum(this.labels),
-      commits: this.commits.get(this.labels),
-      assignments: this.assignmentsCounter.get(this.labels),
+      ...this.tally,
       inFlight: live.inFlight,
       buffered: live.buffered,
       pausedPartitions: partitions.filter((p) => p.paused).length,

@@ -34,6 +34,11 @@ import { EventCodec } from '../registry/event-codec.ts';
 import { EventTooLargeError } from '../errors.ts';
 import { EVENT_TOPIC } from './event-topics.ts';
 import { randomEventId } from './event-id.ts';
+import { context, trace, type Context } from '@opentelemetry/api';
+import type { Registry } from 'prom-client';
+import { counterIn, defaultMetrics } from '../metrics/prometheus.ts';
+import { describeError } from '../retry/retry-headers.ts';
+import { endSpan, injectTraceHeaders, startSendSpan } from '../tracing/trace-context.ts';
 
 /** An event's body: the envelope (event_id, occurred_at, causation_id) is filled here. */
 export type EventBody<N extends EventName> = Omit<EventMap[N], 'event_id' | 'occurred_at' | 'causation_id'>;
@@ -103,6 +108,8 @@ export interface EventProducerOptions {
   readonly maxBatchBytes?: number;
   /** Bytes of one record (key, value, headers, record overhead). Default TRAWL_MAX_EVENT_BYTES, else DEFAULT_MAX_EVENT_BYTES. */
   readonly maxEventBytes?: number;
+  /** Where the producer counts its events and errors; default the process-wide registry. */
+  readonly metrics?: Registry;
 }
 
 /** What a record costs on the wire besides its key, value and headers (varints, attributes). */
@@ -138,8 +145,12 @@ export class EventProducer {
   private sending: Promise<void> | undefined;
   private readonly idle: (() => void)[] = [];
   private connected = false;
+  private readonly sent;
+  private readonly errors;
 
-  constructor({ kafka, logger, codec, lingerMs = 2, maxBatchMessages = 5000, maxBatchBytes = 900_000, maxEventBytes }: EventProducerOptions) {
+  constructor({ kafka, logger, codec, lingerMs = 2, maxBatchMessages = 5000, maxBatchBytes = 900_000, maxEventBytes, metrics = defaultMetrics }: EventProducerOptions) {
+    this.sent = counterIn(metrics, 'trawl_producer_events_total', 'Records (events, and the retry and dead-letter copies a consumer forwards) acknowledged by Kafka, by topic.', ['topic']);
+    this.errors = counterIn(metrics, 'trawl_producer_errors_total', 'Events that could not be emitted (encode, size or send failures), by topic and error class.', ['topic', 'error_class']);
     this.codec = codec ?? new EventCodec();
     this.maxEventBytes = maxEventBytes ?? maxEventBytesFromEnv();
     this.logger = logger;
@@ -174,8 +185,21 @@ export class EventProducer {
 
   /** Encodes and sends one event; resolves once Kafka has acknowledged it. Returns its event_id. */
   async emit<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<string> {
-    const e = this.envelope(name, body, options);
-    await new Promise<void>((resolve, reject) => {
+    const span = startSendSpan(name, options.topic ?? EVENT_TOPIC[name], body);
+    const e = this.envelope(name, body, options, trace.setSpan(context.active(), span));
+    span.setAttribute('messaging.message.id', e.eventId);
+    try {
+      await this.enqueue(name, e);
+    } catch (err) {
+      endSpan(span, err);
+      throw err;
+    }
+    endSpan(span);
+    return e.eventId;
+  }
+
+  private enqueue<N extends EventName>(name: N, e: { eventId: string; value: EventMap[N]; topic: string; key: string | null; headers: IHeaders }): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const slot: Pending = { topic: e.topic, message: undefined, bytes: 0, failed: false, resolve, reject };
       this.queue.push(slot);
       this.codec.encode(e.topic, name, e.value).then(
@@ -185,6 +209,7 @@ export class EventProducer {
           const tooLarge = this.tooLarge(name, e.eventId, e.topic, bytes);
           if (tooLarge) {
             slot.failed = true;
+            this.failed(e.topic, tooLarge);
             reject(tooLarge);
           } else {
             slot.message = message;
@@ -195,12 +220,12 @@ export class EventProducer {
         },
         (err: unknown) => {
           slot.failed = true;
+          this.failed(e.topic, err);
           reject(err);
           this.scheduleFlush();
         },
       );
     });
-    return e.eventId;
   }
 
   /**
@@ -209,11 +234,21 @@ export class EventProducer {
    */
   async encode<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<EncodedEvent> {
     const e = this.envelope(name, body, options);
-    const value = await this.codec.encode(e.topic, name, e.value);
-    const bytes = recordBytes({ key: e.key, value, headers: e.headers });
-    const tooLarge = this.tooLarge(name, e.eventId, e.topic, bytes);
-    if (tooLarge) throw tooLarge;
-    return { name, eventId: e.eventId, topic: e.topic, key: e.key, value, headers: e.headers, bytes };
+    try {
+      const value = await this.codec.encode(e.topic, name, e.value);
+      const bytes = recordBytes({ key: e.key, value, headers: e.headers });
+      const tooLarge = this.tooLarge(name, e.eventId, e.topic, bytes);
+      if (tooLarge) throw tooLarge;
+      return { name, eventId: e.eventId, topic: e.topic, key: e.key, value, headers: e.headers, bytes };
+    } catch (err) {
+      this.failed(e.topic, err);
+      throw err;
+    }
+  }
+
+  /** Counts an event that will not be sent (encode, size or send failure). */
+  private failed(topic: string, err: unknown, count = 1): void {
+    this.errors.inc({ topic, error_class: describeError(err).errorClass }, count);
   }
 
   /**
@@ -230,7 +265,8 @@ export class EventProducer {
     });
   }
 
-  private envelope<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions) {
+  /** The envelope, and headers carrying the event's name and the trace context `ctx` (the active one by default). */
+  private envelope<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions, ctx: Context = context.active()) {
     const eventId = options.eventId ?? randomEventId();
     const value = {
       event_id: eventId,
@@ -240,7 +276,7 @@ export class EventProducer {
     } as unknown as EventMap[N];
     const topic = options.topic ?? EVENT_TOPIC[name];
     const key = options.key ?? (body as { job_id?: string }).job_id ?? null;
-    const headers: IHeaders = { 'trawl-event': name, ...options.headers };
+    const headers: IHeaders = injectTraceHeaders(ctx, { 'trawl-event': name, ...options.headers });
     return { eventId, value, topic, key, headers };
   }
 
@@ -305,9 +341,13 @@ export class EventProducer {
         topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
       })
       .then(
-        () => batch.forEach((p) => p.resolve()),
+        () => {
+          for (const [topic, messages] of byTopic) this.sent.inc({ topic }, messages.length);
+          batch.forEach((p) => p.resolve());
+        },
         (err: unknown) => {
           this.logger.error({ err, messages: batch.length }, 'produce failed');
+          for (const [topic, messages] of byTopic) this.failed(topic, err, messages.length);
           batch.forEach((p) => p.reject(err));
         },
       )

@@ -9,8 +9,11 @@ export const EVENT_TOPIC: Readonly<Record<EventName, string>> = {
   JobCompleted: TOPICS.jobs,
   JobFailed: TOPICS.jobs,
   JobCancelled: TOPICS.jobs,
+  JobPaused: TOPICS.jobs,
+  JobResumed: TOPICS.jobs,
   PageFetched: TOPICS.pages,
   PageFailed: TOPICS.pages,
+  PageChanged: TOPICS.pages,
   ItemExtracted: TOPICS.items,
   FetchRequested: TOPICS.fetch,
 };

@@ -1,21 +1,26 @@
 /**
- * Decodes one partition's batch for a projection: the events, and dead letters for what can
- * never be decoded (bad magic byte, a body Avro cannot read). A registry that cannot be reached,
+ * Decodes one partition's batch for a projection: the events it handles, and dead letters for
+ * what can never be decoded (bad magic byte, a body Avro cannot read). Events it does not handle
+ * (canHandle) are left out with their bodies unread. A registry that cannot be reached,
  * or answers 404 for a schema id, throws instead: the whole batch is retried, since an outage says
  * nothing about the events.
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
+import type { EventName } from '@trawl/schemas';
 import { UndecodableMessageError, isRetriable } from '../errors.ts';
 import type { EventCodec } from '../registry/event-codec.ts';
 import type { RawMessage } from '../producer/event-producer.ts';
 import { deadLetterFor } from '../retry/dead-letter.ts';
 import { describeError, headerStrings } from '../retry/retry-headers.ts';
 import type { ProjectionMetrics } from '../metrics/projection-metrics.ts';
+import { readEvent } from '../consumer/consumed-event.ts';
 import type { ProjectedEvent, ProjectedMessage } from './projection-options.ts';
 
 export interface DecodeBatchDeps {
   readonly codec: EventCodec;
+  /** The events the projection handles; undefined: all. */
+  readonly handles: ReadonlySet<EventName> | undefined;
   readonly deadLetterTopic: string;
   readonly metrics: ProjectionMetrics;
   readonly logger: Logger;
@@ -31,18 +36,8 @@ export async function decodeBatch(
   const deadLetters: RawMessage[] = [];
   for (const m of messages) {
     try {
-      const d = await deps.codec.decode(m.value);
-      events.push({
-        name: d.name,
-        value: d.value,
-        schemaId: d.schemaId,
-        topic,
-        partition,
-        offset: m.offset,
-        key: m.key ? m.key.toString('utf8') : null,
-        headers: headerStrings(m.headers),
-        timestamp: m.timestamp,
-      } as ProjectedEvent);
+      const d = deps.handles ? await deps.codec.decodeIf(m.value, deps.handles) : await deps.codec.decode(m.value);
+      if (d) events.push(readEvent(d, topic, partition, m));
     } catch (err) {
       if (!(err instanceof UndecodableMessageError) && isRetriable(err)) {
         const { code, errorClass } = describeError(err);

@@ -4,10 +4,10 @@
  * not the Kafka group's commit, is the truth: a projection applies an event if and only if its
  * offset is at or past the row, and moves the row in the same commit.
  */
-import type pg from 'pg';
 import { tpKey } from '../consumer/pause-control.ts';
+import { createTableIfMissing, type Queryable } from '../util/pg-table.ts';
 
-export type Queryable = Pick<pg.ClientBase, 'query'>;
+export type { Queryable } from '../util/pg-table.ts';
 
 export const OFFSETS_TABLE = 'stream_offsets';
 
@@ -20,15 +20,8 @@ const CREATE_SQL = `CREATE TABLE IF NOT EXISTS ${OFFSETS_TABLE} (
 )`;
 
 /** Creates the table if missing. Safe when several processes start together. */
-export async function ensureOffsetsTable(db: Queryable): Promise<void> {
-  try {
-    await db.query(CREATE_SQL);
-  } catch (err) {
-    // Two concurrent CREATE TABLE IF NOT EXISTS can both pass the check; the loser hits the
-    // catalogue's unique index. The table exists either way.
-    const code = (err as { code?: string }).code;
-    if (code !== '23505' && code !== '42P07') throw err;
-  }
+export function ensureOffsetsTable(db: Queryable): Promise<void> {
+  return createTableIfMissing(db, CREATE_SQL);
 }
 
 export interface StoredOffset {

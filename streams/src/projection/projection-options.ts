@@ -5,27 +5,19 @@
 import type pg from 'pg';
 import type { Kafka, PartitionAssigner } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { EventMap, EventName } from '@trawl/schemas';
+import type { EventName } from '@trawl/schemas';
 import type { EventCodec } from '../registry/event-codec.ts';
 import type { EventProducer } from '../producer/event-producer.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
-import type { MetricsRegistry } from '../metrics/metrics-registry.ts';
+import type { MetricsRegistry } from '../metrics/prometheus.ts';
 import type { ProjectionStats } from '../metrics/projection-metrics.ts';
+import type { ReadEvent, ReadEventOf } from '../consumer/consumed-event.ts';
 import { InvalidOptionError } from '../errors.ts';
 
-export interface ProjectedEventOf<N extends EventName> {
-  readonly name: N;
-  readonly value: EventMap[N];
-  readonly schemaId: number;
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  readonly key: string | null;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly timestamp: string;
-}
+/** What `apply` receives: an event with its place in the log. */
+export type ProjectedEventOf<N extends EventName> = ReadEventOf<N>;
 
-export type ProjectedEvent = { [N in EventName]: ProjectedEventOf<N> }[EventName];
+export type ProjectedEvent = ReadEvent;
 
 /**
  * Applies events inside the given transaction: one partition's, in offset order — or, with
@@ -39,6 +31,12 @@ export interface ProjectionOptions {
   readonly name: string;
   readonly topics: readonly string[];
   readonly apply: ApplyEvents;
+  /**
+   * The events `apply` handles (emmett's `canHandle`); the others are never given to it, and their
+   * bodies are not decoded (the schema id names the event), but their offsets move with their batch.
+   * Default: every event.
+   */
+  readonly canHandle?: readonly EventName[];
   /** Creates the read model's tables; runs once at start, after the offsets table exists. */
   readonly setup?: (db: pg.Pool) => Promise<void>;
   /** A pool to use (not closed at stop); else one is made from databaseUrl and closed at stop. */
@@ -126,7 +124,7 @@ export type ApplyMessages = (messages: readonly ProjectedMessage[], tx: pg.PoolC
  * A projection that decodes (or not) for itself: nothing is dead-lettered, so it may read
  * dead-letter topics, whose messages are often undecodable and must be kept all the same.
  */
-export interface RawProjectionOptions extends Omit<ProjectionOptions, 'apply' | 'codec' | 'producer' | 'deadLetterTopic'> {
+export interface RawProjectionOptions extends Omit<ProjectionOptions, 'apply' | 'canHandle' | 'codec' | 'producer' | 'deadLetterTopic'> {
   readonly apply: ApplyMessages;
 }
 

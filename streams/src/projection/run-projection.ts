@@ -1,5 +1,7 @@
 /**
- * runProjection: a consumer for read models with exactly-once effect. Each batch of one
+ * runProjection: the read-model strategy of the group-member runtime (consumer/group-member.ts),
+ * with exactly-once effect. The runtime connects, joins, heartbeats, commits to the group and
+ * stops; this file positions, decodes, applies and retries. Each batch of one
  * partition is decoded and applied in ONE Postgres transaction together with the partition's
  * `stream_offsets` row; an event applies if and only if its offset is at or past that row. With
  * `combinePartitions`, batches of several partitions share one transaction (group commit), each
@@ -34,37 +36,28 @@
  * fails, the batch is applied again and the sends repeat, which deterministic event ids absorb.
  */
 import pg from 'pg';
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import type { EventName } from '@trawl/schemas';
 import { createKafka } from '../kafka/client.ts';
 import { createLogger } from '../logger.ts';
 import { endpoints } from '../config/endpoints.ts';
 import { EventCodec } from '../registry/event-codec.ts';
 import { EventProducer } from '../producer/event-producer.ts';
+import { eventAttributes, inSpan, startBatchSpan } from '../tracing/trace-context.ts';
 import { TOPICS, consumerGroup } from '../topics/catalogue.ts';
-import { requireTopics } from '../topics/require-topics.ts';
 import { InvalidOptionError } from '../errors.ts';
 import { Backoff, sleep } from '../util/backoff.ts';
-import { PauseControl, tpKey } from '../consumer/pause-control.ts';
-import { OffsetCommitter, groupOffsetsByTopic, type CommitTarget } from '../consumer/offset-committer.ts';
-import { HeartbeatKeeper } from '../consumer/heartbeat-keeper.ts';
-import { defaultMetrics } from '../metrics/metrics-registry.ts';
+import { tpKey } from '../consumer/pause-control.ts';
+import type { CommitTarget } from '../consumer/offset-committer.ts';
+import { startGroupMember, type MemberRuntime, type MemberStrategy } from '../consumer/group-member.ts';
+import { defaultMetrics } from '../metrics/prometheus.ts';
 import { ProjectionMetrics, type ProjectionStats } from '../metrics/projection-metrics.ts';
-import { startStatsLog } from '../metrics/stats-log.ts';
-import { claimOffset, ensureOffsetsTable, lockOffsets, saveOffsets } from './offset-store.ts';
-import { DeliveryCounter, maxDeliveriesOf } from '../consumer/delivery-counter.ts';
-import { deleteDeliveriesBelow } from '../consumer/delivery-store.ts';
+import { claimOffset, ensureOffsetsTable } from './offset-store.ts';
+import { OffsetTransactions, type PartitionBatch } from './offset-transactions.ts';
 import { applyRereadBatch, type RereadBatchDeps } from './reread-batch.ts';
 import { decodeBatch, rawBatch, type DecodeBatchDeps } from './decode-batch.ts';
-import { inTransaction } from './pg-transaction.ts';
-import {
-  projectionFetchSettings,
-  type ApplyEvents,
-  type Projection,
-  type ProjectedEvent,
-  type ProjectionOptions,
-  type RawProjectionOptions,
-} from './projection-options.ts';
+import { projectionFetchSettings, type ApplyEvents, type Projection, type ProjectionOptions, type RawProjectionOptions } from './projection-options.ts';
 
 export type { ApplyEvents, ApplyMessages, Projection, ProjectedEvent, ProjectedEventOf, ProjectedMessage, ProjectionOptions, RawProjectionOptions } from './projection-options.ts';
 
@@ -80,140 +73,64 @@ interface Position {
   readonly recordedHere: Map<bigint, number>;
 }
 
-/** One partition's decoded batch, on its way into a transaction. */
-interface PartitionBatch {
-  readonly topic: string;
-  readonly partition: number;
-  readonly events: readonly ProjectedEvent[];
-  /** The offset after the batch's last message (dead letters and skipped events included). */
-  readonly nextAfter: bigint;
-  /** Forget the partition's delivery counts below nextAfter in the same transaction. */
-  readonly forgetDeliveries?: boolean;
-}
-
-type GroupCommit = (offsets: { topic: string; partition: number; offset: string }[]) => Promise<void>;
-
-class PostgresProjection implements Projection {
-  readonly name: string;
-  readonly groupId: string;
-  readonly ready: Promise<void>;
-  private resolveReady!: () => void;
+class PostgresProjection implements MemberStrategy<ProjectionStats> {
+  private readonly name: string;
+  private readonly groupId: string;
   private readonly logger: Logger;
-  private readonly kafka: Kafka;
-  private readonly pool: pg.Pool;
-  private readonly ownsPool: boolean;
   private readonly codec: EventCodec;
   /** For dead letters; none in raw mode, which dead-letters nothing. */
   private readonly producer: EventProducer | undefined;
   private readonly ownsProducer: boolean;
   private readonly deadLetterTopic: string;
-  private readonly deliveries: DeliveryCounter;
+  /** The events `apply` is given (canHandle); undefined: every event. */
+  private readonly handles: ReadonlySet<EventName> | undefined;
   private readonly metrics: ProjectionMetrics;
-  private readonly pauses: PauseControl;
-  private readonly committer: OffsetCommitter;
-  private readonly heartbeats: HeartbeatKeeper;
   private readonly positions = new Map<string, Position>();
   private readonly backoffs = new Map<string, Backoff>();
-  /** combinePartitions: batches waiting for the next combined transaction, and the one running. */
-  private queued: (PartitionBatch & { resolve(applied: number): void; reject(err: unknown): void })[] = [];
-  private combining: Promise<void> | undefined;
-  private consumer: Consumer | undefined;
-  private groupCommit: GroupCommit | undefined;
-  private active = 0;
-  private idleWaiters: (() => void)[] = [];
-  private stopping: Promise<void> | undefined;
-  private stopStatsLog: () => void = () => {};
+  private readonly writes: OffsetTransactions;
 
   /** `raw`: messages go to `apply` undecoded (runRawProjection). */
   constructor(
     private readonly o: ProjectionOptions,
-    private readonly raw = false,
+    private readonly raw: boolean,
+    private readonly runtime: MemberRuntime,
+    kafka: Kafka,
+    private readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
   ) {
-    if (!o.name) throw new InvalidOptionError('name is required');
-    if (o.topics.length === 0) throw new InvalidOptionError('topics must not be empty');
-    if (typeof o.apply !== 'function') throw new InvalidOptionError('apply must be a function');
     this.name = o.name;
-    this.groupId = o.groupId ?? consumerGroup(`trawl-projection-${o.name}`);
-    this.ready = new Promise((r) => (this.resolveReady = r));
-    this.logger = (o.logger ?? createLogger(`projection-${o.name}`)).child({ projection: o.name });
-    this.kafka = o.kafka ?? createKafka({ clientId: `projection-${o.name}`, logger: this.logger });
-    this.ownsPool = !o.pool;
-    this.pool =
-      o.pool ??
-      new pg.Pool({
-        connectionString: o.databaseUrl ?? endpoints().databaseUrl,
-        max: (o.partitionsConsumedConcurrently ?? 4) + 2,
-        connectionTimeoutMillis: 5_000,
-      });
-    // An idle client whose server went away emits 'error' on the pool; without a listener that
-    // would crash the process. The next query simply fails and is retried.
-    this.pool.on('error', (err) => this.logger.warn({ err }, 'idle Postgres client failed'));
+    this.groupId = groupIdOf(o);
+    this.logger = runtime.logger;
     this.codec = o.codec ?? o.producer?.codec ?? new EventCodec();
     this.ownsProducer = !o.producer && !raw;
-    this.producer = raw ? undefined : (o.producer ?? new EventProducer({ kafka: this.kafka, logger: this.logger, codec: this.codec }));
+    this.producer = raw ? undefined : (o.producer ?? new EventProducer({ kafka, logger: this.logger, codec: this.codec }));
     this.deadLetterTopic = o.deadLetterTopic ?? TOPICS.eventsDlq;
-    if (!raw && o.topics.includes(this.deadLetterTopic)) throw new InvalidOptionError(`dead-letter topic ${this.deadLetterTopic} cannot also be projected`);
+    this.handles = o.canHandle ? new Set(o.canHandle) : undefined;
+    this.writes = new OffsetTransactions({ pool, projection: o.name, groupId: this.groupId, apply: o.apply });
     this.metrics = new ProjectionMetrics(o.metrics ?? defaultMetrics, o.name, this.groupId, () =>
       [...this.positions.values()].map((p) => ({
         topic: p.topic,
         partition: p.partition,
         nextOffset: p.next,
         highWatermark: p.highWatermark,
-        paused: this.pauses.isPaused(p.topic, p.partition),
+        paused: runtime.pauses.isPaused(p.topic, p.partition),
       })),
     );
-    this.deliveries = new DeliveryCounter({
-      groupId: this.groupId,
-      maxDeliveries: maxDeliveriesOf(o.maxDeliveries),
-      pool: this.pool,
-      logger: this.logger,
-      backoff: o.backoff ?? { initialMs: 200, maxMs: 30_000 },
-    });
-    this.pauses = new PauseControl(() => this.consumer, this.logger);
-    this.committer = new OffsetCommitter({
-      collect: () => this.commitTargets(),
-      send: (offsets) => (this.groupCommit ? this.groupCommit(offsets) : Promise.reject(new Error('no batch yet'))),
-      logger: this.logger,
-      intervalMs: o.commitIntervalMs ?? 1_000,
-    });
-    this.heartbeats = new HeartbeatKeeper(o.heartbeatIntervalMs ?? 3_000, () => this.active > 0, this.logger, () => this.committer.request());
   }
 
-  async start(): Promise<void> {
-    if (this.o.checkTopics ?? true) await requireTopics(this.kafka, this.raw ? [...this.o.topics] : [...this.o.topics, this.deadLetterTopic]);
+  readonly statsLine = {
+    count: () => this.metrics.stats().applied,
+    snapshot: () => ({ ...this.metrics.stats(), partitions: undefined }),
+  };
+
+  describe(): object {
+    return { topics: this.o.topics, groupId: this.groupId };
+  }
+
+  async prepare(): Promise<void> {
     await this.waitForPostgres();
     await this.o.setup?.(this.pool);
     await this.producer?.connect();
-    const consumer = this.kafka.consumer({
-      groupId: this.groupId,
-      sessionTimeout: this.o.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: this.o.heartbeatIntervalMs ?? 3_000,
-      ...projectionFetchSettings(this.o),
-      maxBytesPerPartition: this.o.maxBytesPerPartition ?? 1024 * 1024,
-      allowAutoTopicCreation: false,
-      ...(this.o.partitionAssigners ? { partitionAssigners: [...this.o.partitionAssigners] } : {}),
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onGroupJoin(payload.memberAssignment));
-    consumer.on(consumer.events.REBALANCING, () => void this.committer.flush());
-    consumer.on(consumer.events.CRASH, ({ payload }) => this.onCrash(payload.error, payload.restart));
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...this.o.topics], fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.o.partitionsConsumedConcurrently ?? 4,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
-    this.committer.start();
-    this.heartbeats.start();
-    this.stopStatsLog = startStatsLog(
-      this.logger,
-      this.o.statsLogIntervalMs ?? 60_000,
-      { count: () => this.metrics.stats().applied, snapshot: () => ({ ...this.metrics.stats(), partitions: undefined }) },
-      'projection stats',
-    );
-    this.logger.info({ topics: this.o.topics, groupId: this.groupId }, 'projection started');
   }
 
   private async waitForPostgres(): Promise<void> {
@@ -236,23 +153,11 @@ class PostgresProjection implements Projection {
     return this.metrics.stats();
   }
 
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
-    this.heartbeats.use(payload.heartbeat);
-    this.groupCommit = (offsets) => payload.commitOffsetsIfNecessary({ topics: groupOffsetsByTopic(offsets) });
-    if (this.stopping || !payload.isRunning() || payload.isStale() || payload.batch.messages.length === 0) return;
-    this.active += 1;
-    try {
-      await this.project(payload);
-    } finally {
-      this.active -= 1;
-      if (this.active === 0) this.idleWaiters.splice(0).forEach((wake) => wake());
-    }
-  }
-
-  private async project(payload: EachBatchPayload): Promise<void> {
+  async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const { topic, partition } = batch;
     const key = tpKey(topic, partition);
+    const started = performance.now();
     try {
       let pos = this.positions.get(key);
       if (!pos) {
@@ -275,7 +180,7 @@ class PostgresProjection implements Projection {
         pos.positioned = true;
         if (first !== pos.next) {
           this.logger.debug({ topic, partition, fetched: String(first), stored: String(pos.next) }, 'seeking to the stored offset');
-          this.consumer!.seek({ topic, partition, offset: String(pos.next) });
+          this.runtime.seek(topic, partition, pos.next);
           return;
         }
       }
@@ -284,26 +189,31 @@ class PostgresProjection implements Projection {
       const fresh = batch.messages.filter((m) => BigInt(m.offset) >= pos.next);
       this.metrics.skipped(batch.messages.length - fresh.length);
       if (fresh.length > 0) {
-        const { events, deadLetters } = this.raw ? rawBatch(topic, partition, fresh) : await decodeBatch(this.decodeDeps, topic, partition, fresh);
-        // Dead letters first: once the offset moves past them they must already be safe.
-        if (deadLetters.length > 0) {
-          await Promise.all(deadLetters.map((d) => this.producer!.sendRaw(d)));
-          this.metrics.deadLettered(deadLetters.length);
-        }
-        let applied: number;
-        if (pos.reread) {
-          applied = await applyRereadBatch(this.rereadDeps(topic, partition), pos, events, fresh, nextAfter);
-          pos.reread = false;
-          pos.recordedHere.clear();
-        } else {
-          // A partition that failed before runs alone: one bad batch must not stall the others.
-          const share = this.o.combinePartitions === true && !this.backoffs.has(key);
-          const own: PartitionBatch = { topic, partition, events, nextAfter };
-          applied = share ? await this.combined(own) : (await this.applyGroup([own]))[0]!;
-        }
-        this.metrics.applied(topic, applied);
-        this.metrics.skipped(events.length - applied);
-        this.metrics.batch();
+        // The batch's write is a span in its first event's trace (tracing/trace-context.ts).
+        const traced = startBatchSpan(this.name, topic, partition, fresh.map((m) => m.headers), undefined);
+        await inSpan(traced.span, traced.parent, async () => {
+          const { events, deadLetters } = this.raw ? rawBatch(topic, partition, fresh) : await decodeBatch(this.decodeDeps, topic, partition, fresh);
+          // Dead letters first: once the offset moves past them they must already be safe.
+          if (deadLetters.length > 0) {
+            await Promise.all(deadLetters.map((d) => this.producer!.sendRaw(d)));
+            this.metrics.deadLettered(deadLetters.length);
+          }
+          let applied: number;
+          if (pos.reread) {
+            applied = await applyRereadBatch(this.rereadDeps(topic, partition), pos, events, fresh, nextAfter);
+            pos.reread = false;
+            pos.recordedHere.clear();
+          } else {
+            // A partition that failed before runs alone: one bad batch must not stall the others.
+            const share = this.o.combinePartitions === true && !this.backoffs.has(key);
+            const own: PartitionBatch = { topic, partition, events, nextAfter };
+            applied = share ? await this.writes.combined(own) : (await this.writes.apply([own]))[0]!;
+          }
+          this.metrics.applied(topic, applied);
+          this.metrics.skipped(events.length - applied);
+          this.metrics.batch(topic, performance.now() - started);
+          if (events[0]) traced.span.setAttributes(eventAttributes(events[0].value));
+        });
       }
       if (nextAfter > pos.next) pos.next = nextAfter;
       payload.resolveOffset(last.offset);
@@ -314,16 +224,16 @@ class PostgresProjection implements Projection {
   }
 
   private get decodeDeps(): DecodeBatchDeps {
-    return { codec: this.codec, deadLetterTopic: this.deadLetterTopic, metrics: this.metrics, logger: this.logger };
+    return { codec: this.codec, handles: this.handles, deadLetterTopic: this.deadLetterTopic, metrics: this.metrics, logger: this.logger };
   }
 
   private rereadDeps(topic: string, partition: number): RereadBatchDeps {
     return {
-      deliveries: this.deliveries,
+      deliveries: this.runtime.deliveries,
       metrics: this.metrics,
       logger: this.logger,
       deadLetterTopic: this.deadLetterTopic,
-      apply: async (events, nextAfter) => (await this.applyGroup([{ topic, partition, events, nextAfter, forgetDeliveries: true }]))[0]!,
+      apply: async (events, nextAfter) => (await this.writes.apply([{ topic, partition, events, nextAfter, forgetDeliveries: true }]))[0]!,
       send: async (record) => {
         if (!this.producer) {
           // A raw projection reads dead-letter topics: there is nowhere further to send a poison
@@ -336,60 +246,6 @@ class PostgresProjection implements Projection {
     };
   }
 
-  /**
-   * Group commit: the batch joins the next combined transaction. While one runs, batches of other
-   * partitions queue, and all of them go in the next; the first waits one turn of the event loop so
-   * that the partitions of the same fetch come along. Resolves with the batch's applied count, or
-   * rejects with the transaction's error (every batch in it is then retried on its own).
-   */
-  private combined(batch: PartitionBatch): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      this.queued.push({ ...batch, resolve, reject });
-      this.kickCombined();
-    });
-  }
-
-  private kickCombined(): void {
-    if (this.combining || this.queued.length === 0) return;
-    this.combining = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(async () => {
-        const group = this.queued.splice(0);
-        try {
-          const applied = await this.applyGroup(group);
-          group.forEach((b, i) => b.resolve(applied[i]!));
-        } catch (err) {
-          group.forEach((b) => b.reject(err));
-        }
-      })
-      .finally(() => {
-        this.combining = undefined;
-        this.kickCombined();
-      });
-  }
-
-  /**
-   * One transaction for the batches of one or more partitions: lock their offset rows, apply what
-   * lies at or past them, move the rows. Returns each batch's applied count. Two batches of one
-   * partition (not expected: kafkajs hands a partition's batches over one at a time) would count
-   * their overlap once, as two transactions in a row would.
-   */
-  private async applyGroup(group: readonly PartitionBatch[]): Promise<number[]> {
-    return inTransaction(this.pool, async (tx) => {
-      const stored = await lockOffsets(tx, this.name, group);
-      const toApply = group.map((b) => {
-        const key = tpKey(b.topic, b.partition);
-        const from = stored.get(key)!.nextOffset;
-        if (b.nextAfter > from) stored.set(key, { topic: b.topic, partition: b.partition, nextOffset: b.nextAfter });
-        return b.events.filter((e) => BigInt(e.offset) >= from);
-      });
-      const all = toApply.flat();
-      if (all.length > 0) await this.o.apply(all, tx);
-      await saveOffsets(tx, this.name, [...stored.values()]);
-      for (const b of group) if (b.forgetDeliveries) await deleteDeliveriesBelow(tx, this.groupId, b.topic, b.partition, b.nextAfter);
-      return toApply.map((events) => events.length);
-    });
-  }
-
   /** Pauses the partition and lets it fetch the same batch again after a backoff. */
   private retryLater(topic: string, partition: number, err: unknown): void {
     const key = tpKey(topic, partition);
@@ -399,10 +255,10 @@ class PostgresProjection implements Projection {
     this.metrics.failed();
     const log = backoff.failures > 5 ? this.logger.error.bind(this.logger) : this.logger.warn.bind(this.logger);
     log({ err, topic, partition, failures: backoff.failures, retryInMs: delay }, 'projection batch failed; retrying from the same offset');
-    if (!this.stopping) this.pauses.pauseUntil(topic, partition, 'backoff', Date.now() + delay);
+    if (!this.runtime.stopping.aborted) this.runtime.pauses.pauseUntil(topic, partition, 'backoff', Date.now() + delay);
   }
 
-  private commitTargets(): CommitTarget[] {
+  commitTargets(): CommitTarget[] {
     const targets: CommitTarget[] = [];
     for (const pos of this.positions.values()) {
       if (!pos.positioned || pos.next <= pos.committedToGroup) continue;
@@ -419,82 +275,79 @@ class PostgresProjection implements Projection {
     return targets;
   }
 
-  private onGroupJoin(assignment: Record<string, number[]>): void {
-    const assigned = new Set<string>();
-    for (const [topic, partitions] of Object.entries(assignment)) for (const p of partitions) assigned.add(tpKey(topic, p));
-    for (const [key, pos] of this.positions) if (!assigned.has(key)) this.pauses.forget(pos.topic, pos.partition);
+  onAssigned(assigned: ReadonlySet<string>): void {
+    for (const [key, pos] of this.positions) if (!assigned.has(key)) this.runtime.pauses.forget(pos.topic, pos.partition);
     // Every partition re-reads its stored offset on its next batch: another member may have
     // moved it while it was not ours.
     this.positions.clear();
     this.metrics.assigned();
-    this.logger.info({ assignment }, 'partitions assigned');
-    this.resolveReady();
   }
 
-  private onCrash(error: unknown, restart: boolean): void {
-    this.logger.error({ err: error, restart }, 'kafka consumer crashed');
+  onCrash(): void {
     this.positions.clear();
-    this.pauses.clear();
-    this.groupCommit = undefined;
-    if (!restart) void this.stop();
   }
 
-  stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
-    return this.stopping;
-  }
-
-  private async shutdown(): Promise<void> {
-    const consumer = this.consumer;
-    try {
-      try {
-        consumer?.pause(this.o.topics.map((topic) => ({ topic })));
-      } catch {
-        // never ran, or crashed
-      }
-      const drained =
-        this.active === 0 ||
-        (await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(false), this.o.drainTimeoutMs ?? 30_000);
-          this.idleWaiters.push(() => {
-            clearTimeout(timer);
-            resolve(true);
-          });
-        }));
-      if (!drained) this.logger.warn({ active: this.active }, 'drain timed out; abandoning running transactions');
-      await this.committer.flush();
-    } finally {
-      this.committer.stop();
-      this.heartbeats.stop();
-      this.stopStatsLog();
-      this.pauses.clear();
-      await consumer?.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'consumer disconnect failed'));
-      if (this.ownsProducer) await this.producer!.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
-      await this.deliveries.close();
-      // pool.end() waits for checked-out clients: only wait when nothing was abandoned.
-      if (this.ownsPool) {
-        const ended = this.pool.end().catch(() => {});
-        if (this.active === 0) await ended;
-      }
-      this.metrics.close();
-      this.resolveReady();
-      this.logger.info('projection stopped');
+  async close(idle: boolean): Promise<void> {
+    if (this.ownsProducer) await this.producer!.disconnect().catch((err: unknown) => this.logger.warn({ err }, 'producer disconnect failed'));
+    // pool.end() waits for checked-out clients: only wait when nothing was abandoned.
+    if (this.ownsPool) {
+      const ended = this.pool.end().catch(() => {});
+      if (idle) await ended;
     }
+    this.metrics.close();
   }
 }
 
-async function started(projection: PostgresProjection): Promise<Projection> {
-  try {
-    await projection.start();
-  } catch (err) {
-    await projection.stop().catch(() => {});
-    throw err;
-  }
-  return projection;
+function groupIdOf(o: ProjectionOptions): string {
+  return o.groupId ?? consumerGroup(`trawl-projection-${o.name}`);
+}
+
+function start(o: ProjectionOptions, raw: boolean): Promise<Projection> {
+  if (!o.name) throw new InvalidOptionError('name is required');
+  if (o.topics.length === 0) throw new InvalidOptionError('topics must not be empty');
+  if (typeof o.apply !== 'function') throw new InvalidOptionError('apply must be a function');
+  const deadLetterTopic = o.deadLetterTopic ?? TOPICS.eventsDlq;
+  if (!raw && o.topics.includes(deadLetterTopic)) throw new InvalidOptionError(`dead-letter topic ${deadLetterTopic} cannot also be projected`);
+  const logger = (o.logger ?? createLogger(`projection-${o.name}`)).child({ projection: o.name });
+  const kafka = o.kafka ?? createKafka({ clientId: `projection-${o.name}`, logger });
+  const concurrently = o.partitionsConsumedConcurrently ?? 4;
+  const pool = o.pool ?? new pg.Pool({ connectionString: o.databaseUrl ?? endpoints().databaseUrl, max: concurrently + 2, connectionTimeoutMillis: 5_000 });
+  // An idle client whose server went away emits 'error' on the pool; without a listener that
+  // would crash the process. The next query simply fails and is retried.
+  pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
+  const heartbeatIntervalMs = o.heartbeatIntervalMs ?? 3_000;
+  return startGroupMember(
+    {
+      kind: 'projection',
+      work: 'transactions',
+      name: o.name,
+      kafka,
+      logger,
+      consumer: {
+        groupId: groupIdOf(o),
+        sessionTimeout: o.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: heartbeatIntervalMs,
+        ...projectionFetchSettings(o),
+        maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024,
+        allowAutoTopicCreation: false,
+        ...(o.partitionAssigners ? { partitionAssigners: [...o.partitionAssigners] } : {}),
+      },
+      subscriptions: [{ topics: o.topics, fromBeginning: true }],
+      partitionsConsumedConcurrently: concurrently,
+      ...((o.checkTopics ?? true) ? { requiredTopics: raw ? o.topics : [...o.topics, deadLetterTopic] } : {}),
+      commitIntervalMs: o.commitIntervalMs ?? 1_000,
+      heartbeatIntervalMs,
+      drainTimeoutMs: o.drainTimeoutMs ?? 30_000,
+      statsLogIntervalMs: o.statsLogIntervalMs ?? 60_000,
+      readyWhen: 'assigned',
+      deliveries: { maxDeliveries: o.maxDeliveries, pool, backoff: o.backoff ?? { initialMs: 200, maxMs: 30_000 } },
+    },
+    (runtime) => new PostgresProjection(o, raw, runtime, kafka, pool, !o.pool),
+  );
 }
 
 export async function runProjection(options: ProjectionOptions): Promise<Projection> {
-  return started(new PostgresProjection(options));
+  return start(options, false);
 }
 
 /**
@@ -503,5 +356,5 @@ export async function runProjection(options: ProjectionOptions): Promise<Project
  * what each message means. For projections of dead-letter topics.
  */
 export async function runRawProjection(options: RawProjectionOptions): Promise<Projection> {
-  return started(new PostgresProjection({ ...options, apply: options.apply as unknown as ApplyEvents }, true));
+  return start({ ...options, apply: options.apply as unknown as ApplyEvents }, true);
 }

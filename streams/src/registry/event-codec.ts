@@ -69,6 +69,19 @@ function statusOf(err: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
+interface Reader {
+  readonly name: EventName;
+  readonly type: Type;
+  readonly resolver?: Resolver;
+}
+
+/** The schema id of a framed message; UndecodableMessageError when it has no frame. */
+function schemaIdOf(buffer: Buffer | null): number {
+  if (!buffer || buffer.length < 5) throw new UndecodableMessageError(`message too short (${buffer?.length ?? 0} bytes)`);
+  if (buffer.readUInt8(0) !== MAGIC_BYTE) throw new UndecodableMessageError(`bad magic byte ${buffer.readUInt8(0)}`);
+  return buffer.readInt32BE(1);
+}
+
 /** How long a probe's answer ("does the registry serve an id we know?") is reused. */
 const PROBE_TTL_MS = 5_000;
 
@@ -83,7 +96,7 @@ export class EventCodec {
    * promises costs more than the Avro encoding itself at tens of thousands of events a second.
    */
   private readonly writers = new Map<string, { readonly id: number; readonly type: Type }>();
-  private readonly readers = new Map<number, { readonly name: EventName; readonly type: Type; readonly resolver?: Resolver }>();
+  private readonly readers = new Map<number, Reader>();
   private readonly fields: EventFields;
 
   constructor(registryUrl: string = endpoints().schemaRegistryUrl, options: EventCodecOptions = {}) {
@@ -233,13 +246,20 @@ export class EventCodec {
    * SchemaNotFoundError when it answers 404 for the id (both retriable: wait).
    */
   async decode(buffer: Buffer | null): Promise<DecodedEvent> {
-    const known = this.decodeKnown(buffer);
-    if (known) return known;
-    const id = buffer!.readInt32BE(1);
-    const { name, type } = await this.typeFor(id);
-    const keep = this.fields[name];
-    this.readers.set(id, keep ? { name, ...projectedReader(type, keep) } : { name, type });
-    return this.decodeKnown(buffer)!;
+    const id = schemaIdOf(buffer);
+    return this.decodeBody(this.readers.get(id) ?? (await this.readerFor(id)), buffer!, id);
+  }
+
+  /**
+   * decode() for a reader of some events only (a projection's canHandle, a live feed's names):
+   * undefined, without reading the body, for an event `handles` leaves out — the schema id names
+   * the event. A body Avro cannot read is therefore found only by the readers that handle its event.
+   * Throws as decode() does otherwise.
+   */
+  async decodeIf(buffer: Buffer | null, handles: ReadonlySet<EventName>): Promise<DecodedEvent | undefined> {
+    const id = schemaIdOf(buffer);
+    const reader = this.readers.get(id) ?? (await this.readerFor(id));
+    return handles.has(reader.name) ? this.decodeBody(reader, buffer!, id) : undefined;
   }
 
   /**
@@ -248,12 +268,21 @@ export class EventCodec {
    * bytes that can never be decoded.
    */
   decodeKnown(buffer: Buffer | null): DecodedEvent | undefined {
-    if (!buffer || buffer.length < 5) throw new UndecodableMessageError(`message too short (${buffer?.length ?? 0} bytes)`);
-    if (buffer.readUInt8(0) !== MAGIC_BYTE) throw new UndecodableMessageError(`bad magic byte ${buffer.readUInt8(0)}`);
-    const id = buffer.readInt32BE(1);
+    const id = schemaIdOf(buffer);
     const reader = this.readers.get(id);
-    if (!reader) return undefined;
-    const { name, type, resolver } = reader;
+    return reader ? this.decodeBody(reader, buffer!, id) : undefined;
+  }
+
+  /** The reader of a schema id: the writer's schema from the registry, projected to `fields`. */
+  private async readerFor(id: number): Promise<Reader> {
+    const { name, type } = await this.typeFor(id);
+    const keep = this.fields[name];
+    const reader: Reader = keep ? { name, ...projectedReader(type, keep) } : { name, type };
+    this.readers.set(id, reader);
+    return reader;
+  }
+
+  private decodeBody({ name, type, resolver }: Reader, buffer: Buffer, id: number): DecodedEvent {
     try {
       const value = type.fromBuffer(buffer.subarray(5), resolver) as EventMap[EventName];
       return { name, value, schemaId: id };

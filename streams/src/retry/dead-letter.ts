@@ -11,6 +11,7 @@ import {
   describeError,
   headerStrings,
   originOf,
+  deferHeaders,
   retryHeaders,
   type DeadLetterReason,
   type MessageOrigin,
@@ -83,4 +84,9 @@ export function deadLetterFor(
 
 export function retryRecordFor(m: SourceMessage, tierTopic: string, next: { readonly attempt: number; readonly dueAt: number; readonly unfinished?: number }, error: unknown): RawMessage {
   return { topic: tierTopic, key: m.key, value: m.value, headers: retryHeaders(m.headers, here(m), next, describeError(error)) };
+}
+
+/** The message parked in a retry tier until `dueAt`, as the same attempt (see DeferredError). */
+export function deferredRecordFor(m: SourceMessage, tierTopic: string, next: { readonly attempt: number; readonly dueAt: number; readonly unfinished: number }): RawMessage {
+  return { topic: tierTopic, key: m.key, value: m.value, headers: deferHeaders(m.headers, here(m), next) };
 }

@@ -24,6 +24,8 @@ export const TRAWL_HEADERS = {
    * budget), carried from one retry tier to the next so that the count survives the hop.
    */
   unfinishedDeliveries: 'trawl-unfinished-deliveries',
+  /** Times the message was parked to wait for its due time (DeferredError); never counted as attempts. */
+  deferrals: 'trawl-deferrals',
   /** Dead letters only: how many times processing was tried. */
   attempts: 'trawl-attempts',
   /** Dead letters only: undecodable | non-retriable | exhausted | poison. */
@@ -146,6 +148,26 @@ export function retryHeaders(
     ...errorHeaders(err),
     [TRAWL_HEADERS.attempt]: String(next.attempt),
     [TRAWL_HEADERS.dueAt]: String(next.dueAt),
+    ...(next.unfinished ? { [TRAWL_HEADERS.unfinishedDeliveries]: String(next.unfinished) } : {}),
+  };
+}
+
+/**
+ * Headers of a message parked until its due time (a deferral): the attempt and the deliveries without
+ * an outcome are carried as they are, and the last failure's headers stay (a deferral is none).
+ */
+export function deferHeaders(
+  headers: IHeaders | undefined,
+  here: MessageOrigin,
+  next: { readonly attempt: number; readonly dueAt: number; readonly unfinished: number },
+): IHeaders {
+  const base = { ...withOrigin(headers, here) };
+  delete base[TRAWL_HEADERS.unfinishedDeliveries];
+  return {
+    ...base,
+    [TRAWL_HEADERS.attempt]: String(next.attempt),
+    [TRAWL_HEADERS.dueAt]: String(next.dueAt),
+    [TRAWL_HEADERS.deferrals]: String((positiveInt(headerString(headers, TRAWL_HEADERS.deferrals)) ?? 0) + 1),
     ...(next.unfinished ? { [TRAWL_HEADERS.unfinishedDeliveries]: String(next.unfinished) } : {}),
   };
 }

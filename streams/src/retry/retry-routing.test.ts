@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { NonRetriableError, RetriableError, UndecodableMessageError } from '../errors.ts';
-import { routeFailure } from './failure-route.ts';
+import { routeDeferral, routeFailure } from './failure-route.ts';
 import { retryTiers } from './retry-tiers.ts';
-import { deadLetterFor, retryRecordFor, type SourceMessage } from './dead-letter.ts';
-import { attemptOf, dueAtOf, headerString, originOf, TRAWL_HEADERS } from './retry-headers.ts';
+import { deadLetterFor, deferredRecordFor, retryRecordFor, type SourceMessage } from './dead-letter.ts';
+import { attemptOf, dueAtOf, headerString, originOf, TRAWL_HEADERS, unfinishedOf } from './retry-headers.ts';
 
 const tiers = retryTiers('trawl.fetch', [2000, 30000, 300000]);
 const source: SourceMessage = {
@@ -81,5 +81,26 @@ describe('retry and dead-letter records', () => {
   it('reads attempt 1 and no due time from a message without headers', () => {
     expect(attemptOf(undefined)).toBe(1);
     expect(dueAtOf({ 'trawl-due-at': Buffer.from('soon') })).toBeUndefined();
+  });
+
+  it('parks a deferral in the shortest tier that covers its wait, or the longest until its delay is up; in place without tiers', () => {
+    expect(routeDeferral(1_500 + 1_000, tiers, 1_000)).toEqual({ tier: tiers[0], dueAt: 2_500 });
+    expect(routeDeferral(1_000 + 20_000, tiers, 1_000)).toEqual({ tier: tiers[1], dueAt: 21_000 });
+    expect(routeDeferral(1_000 + 600_000, tiers, 1_000)).toEqual({ tier: tiers[2], dueAt: 301_000 });
+    expect(routeDeferral(5_000, [], 1_000)).toEqual({ tier: null, dueAt: 5_000 });
+  });
+
+  it('keeps the attempt, the deliveries without an outcome and the last failure when deferring, and counts the deferrals', () => {
+    const failedBefore = retryRecordFor(source, tiers[0]!.topic, { attempt: 2, dueAt: 10, unfinished: 1 }, new Error('HTTP 503'));
+    const onTier = { ...source, topic: tiers[0]!.topic, offset: '5', headers: failedBefore.headers };
+    const once = deferredRecordFor(onTier, tiers[2]!.topic, { attempt: 2, dueAt: 99, unfinished: 1 });
+    const twice = deferredRecordFor({ ...onTier, headers: once.headers }, tiers[2]!.topic, { attempt: 2, dueAt: 199, unfinished: 1 });
+    expect(attemptOf(twice.headers)).toBe(2);
+    expect(unfinishedOf(twice.headers)).toBe(1);
+    expect(dueAtOf(twice.headers)).toBe(199);
+    expect(headerString(twice.headers, TRAWL_HEADERS.errorMessage)).toBe('HTTP 503');
+    expect(headerString(twice.headers, TRAWL_HEADERS.deferrals)).toBe('2');
+    expect(originOf(twice.headers, { topic: 'x', partition: 0, offset: '0' })).toEqual({ topic: 'trawl.fetch', partition: 3, offset: '41' });
+    expect(twice.value).toBe(source.value);
   });
 });

@@ -23,6 +23,11 @@ export function fetchRetryTiers(options: CatalogueOptions = catalogueOptions()):
   return retryTiers(TOPICS.fetch, options.fetchRetryDelaysMs);
 }
 
+/** The webhook deliveries' tiers, as the catalogue declares them (TRAWL_WEBHOOK_RETRY_DELAYS_MS). */
+export function webhookRetryTiers(options: CatalogueOptions = catalogueOptions()): RetryTier[] {
+  return retryTiers(TOPICS.webhooks, options.webhookRetryDelaysMs);
+}
+
 export function validateRetryTiers(tiers: readonly RetryTier[], subscribed: readonly string[]): void {
   const seen = new Set<string>();
   for (const tier of tiers) {

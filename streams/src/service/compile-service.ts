@@ -9,7 +9,7 @@
  * `<outDir>/main.mjs` and `<outDir>/<name>-thread.mjs`. The app and the workspace packages it
  * imports go into the bundle; npm packages stay outside and are imported from the very file Node
  * would load for the source (each is resolved from the importing source file, then written as
- * an absolute path), so nested versions such as apps/api's own ajv hold. Every module keeps its
+ * an absolute path), so nested versions such as apps/services/api's own ajv hold. Every module keeps its
  * own `import.meta.url`, so paths relative to a source file (the Avro schemas, the repository
  * root, the console's assets) mean what they mean under tsx. No type checking: `npm run
  * typecheck` does that.
@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { repoRoot, trawlHome } from '../config/endpoints.ts';
+import { appDir, trawlHome } from '../config/endpoints.ts';
 
 /** The service's main module, compiled: what `node <file>` runs. */
 export const COMPILED_MAIN = 'main.mjs';
@@ -69,10 +69,14 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22',
     sourcemap: 'linked',
     write: false,
     logLevel: 'silent',
+    // Node's own resolution for the npm packages it will load: no bundler-only `module` condition
+    // or field (@opentelemetry/api's points at files Node cannot import).
+    conditions: ['node'],
+    mainFields: ['main'],
     // Where this build's thread entries are (code starting a worker thread takes its entry from here).
     define: { __TRAWL_BUILD_DIR__: JSON.stringify(outDirUrl) },
     plugins: [
@@ -111,14 +115,14 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
 const compiling = new Map<string, Promise<CompiledService>>();
 
 /**
- * Compiles an app of this repository (apps/<app>) into serviceBuildDir(app), once per process:
+ * Compiles an app of this repository (apps/<role>/<app>) into serviceBuildDir(app), once per process:
  * later calls share the first build.
  */
 export function compileApp(app: string, env: NodeJS.ProcessEnv = process.env): Promise<CompiledService> {
   const outDir = serviceBuildDir(app, env);
   let pending = compiling.get(outDir);
   if (!pending) {
-    pending = compileService(join(repoRoot, 'apps', app), outDir);
+    pending = compileService(appDir(app), outDir);
     pending.catch(() => compiling.delete(outDir));
     compiling.set(outDir, pending);
   }

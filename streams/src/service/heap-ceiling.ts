@@ -6,7 +6,7 @@
  * ~4× it. On two busy cores its concurrent marking can run for seconds while a service allocates
  * at full speed, and everything allocated meanwhile counts as live for that cycle. A crawl's
  * first seconds did exactly that in the worker: a mark-compact "found" ~110 MB live, V8 let the
- * heap grow to ~430 MB (RSS ~550 MB), and the next mark-compact found 27 MB (apps/bench README).
+ * heap grow to ~430 MB (RSS ~550 MB), and the next mark-compact found 27 MB (apps/harness/bench/results/2026-11-24.md).
  * A hard cap (`--max-old-space-size`) bounds that too, but makes V8 collect more often in every
  * steady state, and cost 3–25% of the pace when measured; the ceiling costs nothing until the
  * heap passes it, and one collection of a heap that is mostly garbage takes milliseconds.

@@ -5,7 +5,7 @@
  * page or pattern stops rewriting it, and the file's age says so. It proves the process is alive
  * and not stuck, nothing more: not that Kafka or Postgres answer.
  */
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 
 export interface HeartbeatFileOptions {
@@ -17,8 +17,10 @@ export interface HeartbeatFileOptions {
 
 export function startHeartbeatFile({ file, everyMs = 5_000, logger }: HeartbeatFileOptions): () => void {
   let warned = false;
+  // Written beside and renamed over: a reader sees the last whole beat, never a file being rewritten.
+  const next = `${file}.${process.pid}.tmp`;
   const beat = () =>
-    writeFile(file, `${Date.now()}\n`).then(
+    writeFile(next, `${Date.now()}\n`).then(() => rename(next, file)).then(
       () => (warned = false),
       (err: unknown) => {
         if (!warned) logger.warn({ err, file }, 'heartbeat file not written');

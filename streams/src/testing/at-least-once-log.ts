@@ -4,15 +4,15 @@
  * crashed after producing (same deterministic event id, another offset, a later — or, from a
  * skewed clock, an earlier — occurred_at, even other figures: the page was fetched again), a fetch
  * that ended twice under two ids (failed, then fetched), job and page events in any order, jobs
- * that finish, fail, are cancelled or are still running, scheduled jobs without a request, and a
- * second dispatch attempt. Ids are derived as the producers derive them (worker-events.ts,
+ * that finish, fail, are cancelled or are still running, scheduled jobs without a request, a
+ * second dispatch attempt, and (with `pauses`) pauses and resumes. Ids are derived as the producers derive them (worker-events.ts,
  * decide.ts), so a copy carries its job id (its key, hence its partition) and an item copy its key.
  *
  * Seeded: the same options give the same log, so a failing property names its seed.
  */
 import type { EventName } from '@trawl/schemas';
 import { sampleSpec } from '@trawl/schemas';
-import { eventId } from '../producer/event-id.ts';
+import { eventId, stableId } from '../producer/event-id.ts';
 import type { EventBody } from '../producer/event-producer.ts';
 import { prng, type SyntheticEvent } from './synthetic-crawl.ts';
 
@@ -36,10 +36,16 @@ export interface AtLeastOnceLogOptions {
   readonly maxPages?: number;
   /** Chance that an event is emitted again (default 0.25). */
   readonly copyRate?: number;
+  /**
+   * Pauses and resumes too (default false, which leaves the logs of every seed as they were): up
+   * to two pauses a job, most followed by a resume, a pause sometimes asked twice.
+   */
+  readonly pauses?: boolean;
 }
 
 const TOPIC: Readonly<Record<string, LogTopic>> = {
   CrawlRequested: 'jobs', JobDispatched: 'jobs', JobCompleted: 'jobs', JobFailed: 'jobs', JobCancelled: 'jobs',
+  JobPaused: 'jobs', JobResumed: 'jobs',
   PageFetched: 'pages', PageFailed: 'pages', ItemExtracted: 'items',
 };
 
@@ -61,7 +67,7 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
   const originals: SyntheticEvent[][] = [];
 
   for (let j = 0; j < jobs; j++) {
-    const job_id = eventId('at-least-once-job', run, j);
+    const job_id = stableId('at-least-once-job', run, j);
     const user = `user-${int(0, 2)}`;
     const host = pick(['shop.example', 'news.example', 'jobs.example']);
     const at = (ms: number) => new Date(base + j * 5_000 + ms);
@@ -71,7 +77,7 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
     if (!scheduled) {
       out.push(ev('CrawlRequested', {
         job_id, user_id: user, spider: null, start_urls: [`https://${host}/`], depth: 2, max_pages: pages + 5,
-        params: { q: `q${j}` }, dedupe_key: `dk-${run}-${j}`, ignore_cache: false,
+        params: { q: `q${j}` }, dedupe_key: `dk-${run}-${j}`, ignore_cache: false, retry_of: null, sitemap: 'include',
       }, eventId('CrawlRequested', job_id), at(0)));
     }
     const attempts = rnd() < 0.2 ? 2 : 1;
@@ -80,14 +86,16 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
         job_id, user_id: scheduled ? null : user, target_id: scheduled ? `target-${j}` : null, schedule_id: scheduled ? `schedule-${j}` : null,
         search_url: `https://${host}/search/${a}`, start_urls: [`https://${host}/`], keywords: ['k'], location: null,
         spec: { ...sampleSpec, website_id: `site-${host}`, website_name: host, max_pages: pages + 5 }, attempt: a,
-      }, eventId(job_id, 'JobDispatched', String(a)), at(100 * a)));
+        params: scheduled ? {} : { q: `q${j}` },
+      }, stableId(job_id, 'JobDispatched', String(a)), at(100 * a)));
     }
     let fetched = 0;
     let failed = 0;
     let items = 0;
     for (let p = 0; p < pages; p++) {
-      const fetch_id = eventId(job_id, 'fetch', p);
-      const url = `https://${host}/p/${j}/${p}`;
+      const fetch_id = stableId(job_id, 'fetch', p);
+      // Half the URLs are shared by every job on the host: one user's jobs then meet in the HTTP cache.
+      const url = rnd() < 0.5 ? `https://${host}/p/${p}` : `https://${host}/p/${j}/${p}`;
       const t = 1_000 + p * 500;
       const failFirst = rnd() < 0.15;
       const succeeds = !failFirst || rnd() < 0.5;
@@ -95,38 +103,56 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
         failed += succeeds ? 0 : 1;
         out.push(ev('PageFailed', {
           job_id, fetch_id, url, depth: 1, status: rnd() < 0.5 ? 503 : null, error_code: 'HTTP_5XX', error_message: 'unavailable', attempts: 4, render_mode: 'http',
-        }, eventId(job_id, 'PageFailed', fetch_id), at(t)));
+        }, stableId(job_id, 'PageFailed', fetch_id), at(t)));
       }
       if (!succeeds) continue;
       fetched++;
       const count = int(0, 3);
+      // What the HTTP cache reads: a stored body, validators, a reuse mark, and what keeps a page out of it.
+      const stored = rnd() < 0.7;
       out.push(ev('PageFetched', {
-        job_id, fetch_id, url, final_url: url, status: 200, content_type: 'text/html', bytes: int(500, 50_000), fetch_ms: int(5, 900),
-        render_mode: 'http', depth: 1, links: [], links_dropped: 0, next_page: null, item_count: count, truncated: false, parsed: true, attempt: 1,
-      }, eventId(job_id, 'PageFetched', fetch_id), at(t + 200)));
+        job_id, fetch_id, url, final_url: url, status: rnd() < 0.9 ? 200 : 203, content_type: 'text/html', bytes: int(500, 50_000), fetch_ms: int(5, 900),
+        render_mode: rnd() < 0.9 ? 'http' : 'browser', depth: 1, links: [], links_dropped: 0, next_page: null, item_count: count,
+        truncated: rnd() < 0.05, parsed: true, attempt: 1,
+        content_hash: stored ? stableId('body', url, int(0, 2)).replaceAll('-', '').padEnd(64, '0') : null, formats: [],
+        etag: rnd() < 0.6 ? `"v${int(1, 3)}"` : null,
+        last_modified: rnd() < 0.5 ? new Date(base - int(1, 100) * 86_400_000).toUTCString() : null,
+        from_cache: stored ? pick([null, null, 'not_modified', 'max_age'] as const) : null,
+        sitemap_urls: [], sitemap_urls_dropped: 0,
+      }, stableId(job_id, 'PageFetched', fetch_id), at(t + 200)));
       for (let i = 0; i < count; i++) {
         items++;
-        const item_key = eventId('item-key', fetch_id, i);
+        const item_key = stableId('item-key', fetch_id, i);
         out.push(ev('ItemExtracted', {
           job_id, fetch_id, item_key, url, fields: { title: `item ${j}/${p}/${i}`, price: `${int(1, 99)}.00` }, truncated_fields: [],
-        }, eventId(job_id, 'ItemExtracted', item_key), at(t + 210 + i)));
+        }, stableId(job_id, 'ItemExtracted', item_key), at(t + 210 + i)));
       }
     }
     const end = pick(['finished', 'finished', 'failed', 'cancelled', 'cancel-only', 'running'] as const);
     const endAt = at(1_000 + pages * 500 + 1_000);
+    if (o.pauses) {
+      // Pauses anywhere in the job's time (a second apart at least: the analytics keep seconds), in
+      // any order with its other events once shuffled below.
+      for (let n = int(0, 2), i = 0; i < n; i++) {
+        const pausedAt = 500 + int(0, pages + 2) * 500 + i * 2_000;
+        out.push(ev('JobPaused', { job_id, user_id: user, reason: 'paused by the user' }, stableId(job_id, 'JobPaused', i), at(pausedAt)));
+        if (rnd() < 0.2) out.push(ev('JobPaused', { job_id, user_id: user, reason: 'asked again' }, stableId(job_id, 'JobPaused', i, 'again'), at(pausedAt + 1_000)));
+        if (rnd() < 0.8) out.push(ev('JobResumed', { job_id, user_id: user }, stableId(job_id, 'JobResumed', i), at(pausedAt + 1_000 + int(1, 30) * 1_000)));
+      }
+    }
     if (end === 'failed') {
-      out.push(ev('JobFailed', { job_id, error_code: 'ROBOTS_DISALLOWED', reason: 'disallowed', pages_fetched: fetched, pages_failed: failed }, eventId(job_id, 'JobFailed'), endAt));
+      out.push(ev('JobFailed', { job_id, error_code: 'ROBOTS_DISALLOWED', reason: 'disallowed', pages_fetched: fetched, pages_failed: failed }, stableId(job_id, 'JobFailed'), endAt));
     } else if (end === 'cancelled' || end === 'cancel-only') {
       out.push(ev('JobCancelled', { job_id, user_id: user, reason: 'stop' }, eventId('JobCancelled', job_id), new Date(endAt.getTime() - 300)));
       if (end === 'cancelled') {
         out.push(ev('JobCompleted', {
           job_id, outcome: 'cancelled', pages_fetched: fetched, pages_failed: failed, items_extracted: items, urls_seen: fetched + failed + 1, started_at: at(0),
-        }, eventId(job_id, 'JobCompleted'), endAt));
+        }, stableId(job_id, 'JobCompleted'), endAt));
       }
     } else if (end === 'finished') {
       out.push(ev('JobCompleted', {
         job_id, outcome: 'finished', pages_fetched: fetched, pages_failed: failed, items_extracted: items, urls_seen: fetched + failed, started_at: at(0),
-      }, eventId(job_id, 'JobCompleted'), endAt));
+      }, stableId(job_id, 'JobCompleted'), endAt));
     }
     originals.push(out);
   }
@@ -165,6 +191,8 @@ function copyOf(e: SyntheticEvent, rnd: () => number): SyntheticEvent {
     body.bytes = (body.bytes as number) + 1 + Math.floor(rnd() * 1000);
     body.fetch_ms = (body.fetch_ms as number) + 1;
     body.attempt = (body.attempt as number) + 1;
+    // Fetched again, the page may have changed: other validators (the first copy still stands).
+    if (body.etag !== null) body.etag = `"v${1 + Math.floor(rnd() * 9)}"`;
   } else if (e.name === 'PageFailed') {
     body.attempts = (body.attempts as number) + 1;
   } else if (e.name === 'JobCompleted') {

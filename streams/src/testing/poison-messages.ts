@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
-import { repoRoot } from '../config/endpoints.ts';
+import { appDir, repoRoot } from '../config/endpoints.ts';
 import { catalogueOptions, topicCatalogue } from '../topics/catalogue.ts';
 import { provisionTopics } from '../topics/provision.ts';
 import { EventCodec } from '../registry/event-codec.ts';
@@ -72,9 +72,9 @@ export interface StartAppOptions {
   readonly script?: string;
 }
 
-/** Starts `apps/<app>/src/main.ts` (or `script`) with tsx, as production runs it, and waits until its log says it is ready. */
+/** Starts `apps/<role>/<app>/src/main.ts` (or `script`) with tsx, as production runs it, and waits until its log says it is ready. */
 export async function startApp(app: string, options: StartAppOptions): Promise<AppProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? join(repoRoot, 'apps', app, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? join(appDir(app), 'src', 'main.ts')], {
     cwd: repoRoot,
     env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

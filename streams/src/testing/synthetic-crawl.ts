@@ -5,7 +5,7 @@
  */
 import type { EventMap, EventName } from '@trawl/schemas';
 import { sampleSpec } from '@trawl/schemas';
-import { eventId } from '../producer/event-id.ts';
+import { eventId, stableId } from '../producer/event-id.ts';
 import type { EventBody } from '../producer/event-producer.ts';
 
 export interface SyntheticEvent<N extends EventName = EventName> {
@@ -47,7 +47,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
   const run = o.runId ?? 'run';
   const hosts = o.hosts ?? ['shop.example', 'news.example', 'jobs.example', 'blog.example'];
   const host = hosts[jobIndex % hosts.length]!;
-  const job_id = eventId('synthetic-job', run, jobIndex);
+  const job_id = stableId('synthetic-job', run, jobIndex);
   const user = `user-${jobIndex % 3}`;
   let t = (o.start ?? new Date('2026-01-05T10:00:00Z')).getTime() + jobIndex * 1_000;
   const at = (stepMs: number) => new Date((t += stepMs));
@@ -57,13 +57,14 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
   if (!scheduled) {
     out.push(ev('CrawlRequested', {
       job_id, user_id: user, spider: null, start_urls: [startUrl], depth: 2, max_pages: o.pagesPerJob,
-      params: { q: `query ${jobIndex}` }, dedupe_key: `dk-${run}-${jobIndex}`, ignore_cache: false,
+      params: { q: `query ${jobIndex}` }, dedupe_key: `dk-${run}-${jobIndex}`, ignore_cache: false, retry_of: null, sitemap: 'include',
     }, eventId('CrawlRequested', job_id), at(0)));
   }
   out.push(ev('JobDispatched', {
     job_id, user_id: scheduled ? null : user, target_id: scheduled ? `target-${jobIndex}` : null, schedule_id: scheduled ? `schedule-${jobIndex}` : null,
     search_url: startUrl, start_urls: [startUrl], keywords: ['rust'], location: null,
     spec: { ...sampleSpec, website_id: `site-${host}`, website_name: host, max_pages: o.pagesPerJob }, attempt: 1,
+    params: scheduled ? {} : { q: `query ${jobIndex}` },
   }, eventId('JobDispatched', job_id, 1), at(5)));
 
   let fetched = 0;
@@ -71,7 +72,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
   let items = 0;
   const itemsPerPage = o.itemsPerPage ?? 3;
   for (let p = 0; p < o.pagesPerJob; p++) {
-    const fetch_id = eventId('fetch', job_id, p);
+    const fetch_id = stableId('fetch', job_id, p);
     const url = `https://${host}/page/${jobIndex}/${p}?ref=${p % 5}`;
     const roll = rnd();
     if (roll < 0.06) {
@@ -90,13 +91,13 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       job_id, fetch_id, url, final_url: roll > 0.95 ? `${url}&redirected=1` : url, status, content_type: 'text/html; charset=utf-8',
       bytes: 1000 + Math.floor(rnd() * 90_000), fetch_ms: 5 + Math.floor(rnd() * 900), render_mode: roll > 0.9 ? 'browser' : 'http',
       depth: p === 0 ? 0 : 1 + (p % 2), links: [`https://${host}/page/${jobIndex}/${p + 1}`], next_page: null, item_count: count, links_dropped: 0,
-      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1,
+      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0,
     };
     const pageAt = at(20 + Math.floor(rnd() * 40));
     out.push(ev('PageFetched', page, eventId('PageFetched', fetch_id), pageAt));
     for (let i = 0; i < count; i++) {
       items++;
-      const item_key = eventId('item', fetch_id, i);
+      const item_key = stableId('item', fetch_id, i);
       out.push(ev('ItemExtracted', {
         job_id, fetch_id, item_key, url,
         fields: { title: `Item ${jobIndex}-${p}-${i} "quoted" \\ back\nslash`, price: `${(rnd() * 100).toFixed(2)} EUR`, note: 'ünïcødé ✓' },
@@ -104,7 +105,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       }, eventId('ItemExtracted', item_key), at(1)));
     }
     // A worker that crashed after producing fetches again: same fetch, new event id, later.
-    if (rnd() < 0.03) out.push(ev('PageFetched', { ...page, fetch_ms: page.fetch_ms + 1 }, eventId('PageFetched-refetch', fetch_id), at(30)));
+    if (rnd() < 0.03) out.push(ev('PageFetched', { ...page, fetch_ms: page.fetch_ms + 1 }, stableId('PageFetched-refetch', fetch_id), at(30)));
   }
   const end = jobIndex % 7;
   if (end === 5) {

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
+import { createTopicsAndWait } from '../topics/create-topics.ts';
 
 /** A short unique id: `<label>-<time>-<random>` (lowercase, Kafka- and SQL-safe). */
 export function testId(label = 't'): string {
@@ -37,15 +38,15 @@ export async function createTestTopics(kafka: Kafka, specs: readonly (string | T
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: full.map((s) => ({
+    await createTopicsAndWait(
+      admin,
+      full.map((s) => ({
         topic: names[s.name]!,
         numPartitions: s.partitions ?? options.partitions ?? 1,
         replicationFactor: -1,
         configEntries: Object.entries(s.configs ?? {}).map(([name, value]) => ({ name, value })),
       })),
-    });
+    );
   } finally {
     await admin.disconnect();
   }

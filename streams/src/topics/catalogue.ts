@@ -36,6 +36,9 @@ export const TOPICS = {
   items: `${TOPIC_PREFIX}trawl.items`,
   fetch: `${TOPIC_PREFIX}trawl.fetch`,
   fetchDlq: `${TOPIC_PREFIX}trawl.fetch.dlq`,
+  /** The webhook deliveries' retry tiers are `trawl.webhooks.retry.<n>`; this is where they end. */
+  webhooks: `${TOPIC_PREFIX}trawl.webhooks`,
+  webhooksDlq: `${TOPIC_PREFIX}trawl.webhooks.dlq`,
   /** Undecodable or unprocessable messages of the event topics, with their origin. */
   eventsDlq: `${TOPIC_PREFIX}trawl.events.dlq`,
 } as const;
@@ -47,6 +50,8 @@ export interface CatalogueOptions {
   readonly fetchPartitions: number;
   /** Delays of the fetch retry tiers, in ms; tier n is `trawl.fetch.retry.<n>`. */
   readonly fetchRetryDelaysMs: readonly number[];
+  /** Delays of the webhook delivery retry tiers, in ms; tier n is `trawl.webhooks.retry.<n>`. */
+  readonly webhookRetryDelaysMs: readonly number[];
 }
 
 export function catalogueOptions(env: NodeJS.ProcessEnv = process.env): CatalogueOptions {
@@ -57,16 +62,18 @@ export function catalogueOptions(env: NodeJS.ProcessEnv = process.env): Catalogu
     if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${v}"`);
     return n;
   };
-  const delays = (env.TRAWL_FETCH_RETRY_DELAYS_MS ?? '2000,30000,300000')
-    .split(',')
-    .map((s) => Number(s.trim()));
-  if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
-    throw new Error(`TRAWL_FETCH_RETRY_DELAYS_MS must be a comma list of non-negative ms, got "${env.TRAWL_FETCH_RETRY_DELAYS_MS}"`);
-  }
+  const delays = (name: string, dflt: string): number[] => {
+    const list = (env[name] ?? dflt).split(',').map((s) => Number(s.trim()));
+    if (list.length === 0 || list.some((d) => !Number.isFinite(d) || d < 0)) {
+      throw new Error(`${name} must be a comma list of non-negative ms, got "${env[name]}"`);
+    }
+    return list;
+  };
   return {
     eventPartitions: int('TRAWL_EVENT_PARTITIONS', 6),
     fetchPartitions: int('TRAWL_FETCH_PARTITIONS', 12),
-    fetchRetryDelaysMs: delays,
+    fetchRetryDelaysMs: delays('TRAWL_FETCH_RETRY_DELAYS_MS', '2000,30000,300000'),
+    webhookRetryDelaysMs: delays('TRAWL_WEBHOOK_RETRY_DELAYS_MS', '5000,30000,120000,600000,1800000,7200000'),
   };
 }
 
@@ -75,7 +82,7 @@ export function retryTopicName(topic: string, tier: number): string {
 }
 
 export function topicCatalogue(options: CatalogueOptions = catalogueOptions()): TopicSpec[] {
-  const { eventPartitions, fetchPartitions, fetchRetryDelaysMs } = options;
+  const { eventPartitions, fetchPartitions, fetchRetryDelaysMs, webhookRetryDelaysMs } = options;
   return [
     { name: TOPICS.schedule, role: 'event', partitions: eventPartitions, key: 'target or schedule id', configs: FOREVER },
     { name: TOPICS.jobs, role: 'event', partitions: eventPartitions, key: 'job id', configs: FOREVER },
@@ -91,6 +98,15 @@ export function topicCatalogue(options: CatalogueOptions = catalogueOptions()): 
     })),
     { name: TOPICS.fetchDlq, role: 'dead-letter', partitions: fetchPartitions, key: 'URL host', configs: FOREVER },
     { name: TOPICS.eventsDlq, role: 'dead-letter', partitions: 1, key: 'original key', configs: FOREVER },
+    // Webhook retries hold source events (jobs, items) keyed by job id, as the event topics.
+    ...webhookRetryDelaysMs.map((_, i) => ({
+      name: retryTopicName(TOPICS.webhooks, i + 1),
+      role: 'retry' as const,
+      partitions: eventPartitions,
+      key: 'job id',
+      configs: DAYS,
+    })),
+    { name: TOPICS.webhooksDlq, role: 'dead-letter', partitions: eventPartitions, key: 'job id', configs: FOREVER },
   ];
 }
 

@@ -2,6 +2,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { topicCatalogue, type TopicSpec } from './catalogue.ts';
 import { ProvisioningError } from '../errors.ts';
 import { ConfigResourceTypes } from '../kafka/kafkajs.ts';
+import { createTopicsAndWait } from './create-topics.ts';
 
 export interface ProvisionReport {
   readonly created: string[];
@@ -28,15 +29,15 @@ async function provisionWith(admin: Admin, specs: readonly TopicSpec[]): Promise
   const existing = new Set(await admin.listTopics());
   const missing = specs.filter((s) => !existing.has(s.name));
   if (missing.length > 0) {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((s) => ({
+    await createTopicsAndWait(
+      admin,
+      missing.map((s) => ({
         topic: s.name,
         numPartitions: s.partitions,
         replicationFactor: -1,
         configEntries: Object.entries(s.configs).map(([name, value]) => ({ name, value })),
       })),
-    });
+    );
   }
   const present = specs.filter((s) => existing.has(s.name));
   const reconfigured: string[] = [];

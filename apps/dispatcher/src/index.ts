@@ -1,3 +1,0 @@
-export * from './dispatch-plan.ts';
-export * from './dispatcher.ts';
-export * from './seed.ts';

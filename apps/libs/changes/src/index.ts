@@ -1,0 +1,6 @@
+export { baselineOf, type Baseline, type ScheduleRun } from './baseline.ts';
+export { compareItems, ITEM_CHANGE_KINDS, type IndexOf, type ItemChange, type ItemChangeKind, type ItemComparison, type RunItem } from './compare-items.ts';
+export { comparePage, comparePages, PAGE_CHANGE_KINDS, type PageChange, type PageChangeKind, type RunPage } from './compare-pages.ts';
+export { jobChanges, type JobChanges, type JobChangesAnswer } from './job-changes.ts';
+export { PageChangeDetector, type FetchedPage, type PageChangeDecision } from './page-change-detector.ts';
+export type { Db } from './read-model.ts';

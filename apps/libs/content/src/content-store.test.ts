@@ -1,0 +1,63 @@
+/**
+ * Against the real S3 endpoint of the environment (TRAWL_S3_URL, the local stack's S3Proxy by
+ * default): each test has a fresh bucket.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { contentHash } from './content-key.ts';
+import type { ContentStore } from './content-store.ts';
+import { ContentNotFoundError } from './errors.ts';
+import { storePageContent } from './page-content.ts';
+import { testContentStore } from './testing.ts';
+
+const filler = 'Every crate that comes off the ship is weighed, counted and written down by the clerk. '.repeat(8);
+const PAGE = `<html><head><title>Dock report</title></head><body><nav><a href="/">Home</a></nav>
+<article><h1>Dock report</h1><p>${filler}</p><p>Read the <a href="/manifest">manifest</a>.</p></article>
+<footer>Footer text</footer></body></html>`;
+
+let store: ContentStore | undefined;
+afterEach(async () => {
+  if (store) {
+    await store.delete(await store.list());
+    store.close();
+  }
+  store = undefined;
+});
+
+const text = (buf: Buffer): string => buf.toString('utf8');
+
+describe('content store on S3', () => {
+  it('stores the same page once, however many times it is put', async () => {
+    store = await testContentStore();
+    const first = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['html', 'markdown']);
+    const again = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['html', 'markdown']);
+    expect(first.written).toBe(2);
+    expect(again.written).toBe(0);
+    expect(again).toMatchObject({ contentHash: first.contentHash, formats: first.formats });
+    expect((await store.list()).sort()).toEqual([first.contentHash, first.formats[1]!.hash].sort());
+  });
+
+  it('round-trips html, text and markdown of a known page', async () => {
+    store = await testContentStore();
+    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['html', 'text', 'markdown']);
+    expect(page.contentHash).toBe(contentHash(new TextEncoder().encode(PAGE)));
+    expect(page.formats.map((f) => f.format)).toEqual(['html', 'text', 'markdown']);
+    const [html, plain, md] = await Promise.all(page.formats.map((f) => store!.get(f.hash)));
+    expect(text(html!.body)).toBe(PAGE);
+    expect(html!.mediaType).toBe('text/html; charset=utf-8');
+    expect(text(plain!.body)).toContain('Every crate that comes off the ship');
+    expect(text(plain!.body)).not.toContain('Footer text');
+    expect(text(md!.body)).toMatch(/^# Dock report\n/);
+    expect(text(md!.body)).toContain('[manifest](https://docks.example/manifest)');
+    expect(md!.mediaType).toBe('text/markdown; charset=utf-8');
+    for (const f of page.formats) expect(contentHash((await store.get(f.hash)).body)).toBe(f.hash);
+  });
+
+  it('stores the body when only derived formats are asked, and says a missing object is missing', async () => {
+    store = await testContentStore();
+    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['text']);
+    expect(await store.has(page.contentHash)).toBe(true);
+    await store.delete([page.contentHash]);
+    await expect(store.get(page.contentHash)).rejects.toBeInstanceOf(ContentNotFoundError);
+    expect(await store.has(page.formats[0]!.hash)).toBe(true);
+  });
+});

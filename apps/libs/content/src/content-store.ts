@@ -1,0 +1,163 @@
+/**
+ * Page content in S3-compatible object storage, content-addressed (content-key.ts).
+ *
+ * - An object is written once: put() asks HEAD first and writes only what is missing, so the same
+ *   page fetched by any number of jobs is one object. Two writers racing on a new hash both PUT the
+ *   same bytes under the same key, which leaves one object, identical either way.
+ * - An object is whole or absent: S3 makes a PUT visible only once complete, so a writer killed
+ *   mid-upload leaves nothing, and its retry writes it.
+ * - Bodies are stored gzip-compressed (Content-Encoding stays unset, so no client or proxy
+ *   decompresses them on the way: get() does) with the media type of their format in metadata.
+ * - The bucket is created on start when missing (ensureBucket), so a fresh S3Proxy or MinIO needs
+ *   no setup step.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { contentHash, hashOfKey, objectKey } from './content-key.ts';
+import { contentStoreConfig, type ContentStoreConfig } from './content-config.ts';
+import { ContentNotFoundError, ContentStoreUnavailableError } from './errors.ts';
+
+export interface PutResult {
+  readonly hash: string;
+  /** Uncompressed size. */
+  readonly bytes: number;
+  /** False when the object was there already. */
+  readonly written: boolean;
+}
+
+export interface StoredObject {
+  readonly hash: string;
+  readonly body: Buffer;
+  readonly mediaType: string | undefined;
+}
+
+const MEDIA_TYPE_META = 'media-type';
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
+}
+
+export class ContentStore {
+  readonly bucket: string;
+  private readonly s3: S3Client;
+
+  constructor(config: ContentStoreConfig = contentStoreConfig()) {
+    this.bucket = config.bucket;
+    this.s3 = new S3Client({
+      endpoint: config.endpoint,
+      region: config.region,
+      // S3Proxy and MinIO serve buckets as paths; AWS accepts both.
+      forcePathStyle: true,
+      ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
+      // A checksum header on every PUT is not understood by every S3-compatible server.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  /** Creates the bucket unless it exists. */
+  async ensureBucket(): Promise<void> {
+    try {
+      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      return;
+    } catch (err) {
+      if (statusOf(err) !== 404) throw new ContentStoreUnavailableError(`bucket ${this.bucket} cannot be checked`, { cause: err });
+    }
+    try {
+      await this.s3.send(new CreateBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      // Another process created it meanwhile.
+      if (statusOf(err) !== 409) throw new ContentStoreUnavailableError(`bucket ${this.bucket} cannot be created`, { cause: err });
+    }
+  }
+
+  async has(hash: string): Promise<boolean> {
+    try {
+      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey(hash) }));
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw new ContentStoreUnavailableError(`HEAD ${objectKey(hash)} failed`, { cause: err });
+    }
+  }
+
+  /** Stores `body` under its hash unless an object has it already. */
+  async put(body: Uint8Array, mediaType: string): Promise<PutResult> {
+    const hash = contentHash(body);
+    if (await this.has(hash)) return { hash, bytes: body.byteLength, written: false };
+    try {
+      await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: objectKey(hash),
+          Body: gzipSync(body),
+          ContentType: 'application/gzip',
+          Metadata: { [MEDIA_TYPE_META]: mediaType },
+        }),
+      );
+    } catch (err) {
+      throw new ContentStoreUnavailableError(`PUT ${objectKey(hash)} failed`, { cause: err });
+    }
+    return { hash, bytes: body.byteLength, written: true };
+  }
+
+  /** The uncompressed bytes of an object; ContentNotFoundError when there is none. `signal` aborts the request. */
+  async get(hash: string, options: { signal?: AbortSignal } = {}): Promise<StoredObject> {
+    let res;
+    try {
+      res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey(hash) }), options.signal ? { abortSignal: options.signal } : {});
+    } catch (err) {
+      if (statusOf(err) === 404) throw new ContentNotFoundError(`no object ${hash}`);
+      throw new ContentStoreUnavailableError(`GET ${objectKey(hash)} failed`, { cause: err });
+    }
+    const body = gunzipSync(await res.Body!.transformToByteArray());
+    return { hash, body, mediaType: res.Metadata?.[MEDIA_TYPE_META] };
+  }
+
+  /**
+   * Deletes the objects of these hashes (absent ones are no error). One DELETE per object, a few at
+   * a time: the batch call (DeleteObjects) needs a request checksum that S3Proxy does not implement.
+   */
+  async delete(hashes: readonly string[]): Promise<void> {
+    const queue = [...hashes];
+    const worker = async (): Promise<void> => {
+      for (let h = queue.pop(); h !== undefined; h = queue.pop()) {
+        try {
+          await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey(h) }));
+        } catch (err) {
+          throw new ContentStoreUnavailableError(`DELETE ${objectKey(h)} failed`, { cause: err });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
+  }
+
+  /** Every hash in the bucket (for tests and an operator's audit). */
+  async list(): Promise<string[]> {
+    const out: string[] = [];
+    let token: string | undefined;
+    do {
+      const res = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: 'sha256/', ContinuationToken: token }));
+      for (const o of res.Contents ?? []) {
+        const h = o.Key ? hashOfKey(o.Key) : undefined;
+        if (h) out.push(h);
+      }
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+    return out;
+  }
+
+  close(): void {
+    this.s3.destroy();
+  }
+}

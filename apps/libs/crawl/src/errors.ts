@@ -1,0 +1,200 @@
+import { TrawlError } from '@trawl/schemas';
+
+/**
+ * Errors of the crawl package. Every error carries a stable `code` (it lands in PageFailed.error_code
+ * and in the DLQ), a `retriable` flag that decides between a retry tier and giving up, and its `cause`.
+ * Subclasses are named by consequence, so the worker never branches on message text.
+ */
+export abstract class CrawlError extends TrawlError {}
+
+/** A job's spec cannot be used (e.g. an include pattern that is not a valid regex). Thrown once, when the rules are compiled at job start. */
+export class InvalidSpecError extends CrawlError {
+  readonly code = 'TRAWL_INVALID_SPEC';
+  readonly retriable = false;
+}
+
+/** A setting from the environment cannot be used (e.g. a TRAWL_FETCH_ALLOW entry that is neither an address, a block nor a host name). Thrown at start, naming the setting and the value. */
+export class InvalidConfigError extends CrawlError {
+  readonly code = 'TRAWL_INVALID_CONFIG';
+  readonly retriable = false;
+}
+
+/** The URL cannot be parsed, or its scheme is not http(s). */
+export class InvalidUrlError extends CrawlError {
+  readonly code = 'TRAWL_INVALID_URL';
+  readonly retriable = false;
+}
+
+/** The host resolves to an address the safety policy forbids (loopback, private, metadata…), checked after DNS and on every redirect hop. */
+export class UnsafeAddressError extends CrawlError {
+  readonly code = 'TRAWL_UNSAFE_ADDRESS';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly host: string,
+    readonly address: string | null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The host name does not resolve (NXDOMAIN). A temporary resolver failure is a {@link NetworkError} instead. */
+export class DnsNotFoundError extends CrawlError {
+  readonly code = 'TRAWL_DNS_NOT_FOUND';
+  readonly retriable = false;
+}
+
+/** Connection refused/reset, socket closed early, a temporary DNS failure: worth another try later. */
+export class NetworkError extends CrawlError {
+  readonly code = 'TRAWL_NETWORK';
+  readonly retriable = true;
+}
+
+/**
+ * The host cannot take this fetch for a while (a Retry-After pause, or start spacing that puts it past
+ * the limiter's wait threshold). Not a failure: the fetch is due again at `dueAt` (epoch ms), and the
+ * worker parks it outside the consumer until then.
+ */
+export class HostBusyError extends CrawlError {
+  readonly code = 'TRAWL_HOST_BUSY';
+  readonly retriable = true;
+  constructor(
+    message: string,
+    readonly dueAt: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The TLS handshake failed (bad or expired certificate, wrong name). Retrying will not fix a certificate. */
+export class TlsError extends CrawlError {
+  readonly code = 'TRAWL_TLS';
+  readonly retriable = false;
+}
+
+/** A connect, headers, body or total deadline passed. Retried: slow hosts are often only busy. */
+export class FetchTimeoutError extends CrawlError {
+  readonly code = 'TRAWL_TIMEOUT';
+  readonly retriable = true;
+  constructor(
+    message: string,
+    readonly phase: 'connect' | 'headers' | 'body' | 'total' | 'navigation',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The caller aborted the fetch (shutdown, job cancelled). Retriable: the work was not done, not refused. */
+export class FetchAbortedError extends CrawlError {
+  readonly code = 'TRAWL_ABORTED';
+  readonly retriable = true;
+}
+
+/** The body is over the size limit (by Content-Length, or while streaming, or after decompression) and the policy is to refuse. */
+export class BodyTooLargeError extends CrawlError {
+  readonly code = 'TRAWL_BODY_TOO_LARGE';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly limitBytes: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** More redirect hops than allowed. */
+export class TooManyRedirectsError extends CrawlError {
+  readonly code = 'TRAWL_TOO_MANY_REDIRECTS';
+  readonly retriable = false;
+}
+
+/** A redirect leads back to a URL already in the chain. */
+export class RedirectLoopError extends CrawlError {
+  readonly code = 'TRAWL_REDIRECT_LOOP';
+  readonly retriable = false;
+}
+
+/** A Content-Encoding we cannot decode, or a corrupt compressed body. */
+export class ContentEncodingError extends CrawlError {
+  readonly code = 'TRAWL_CONTENT_ENCODING';
+  readonly retriable = false;
+}
+
+/**
+ * The server answered with an error status. 5xx, 408 and 429 are retriable (the server may recover;
+ * `retryAfterMs` says when it asked us to come back), every other 4xx is a fact about the URL.
+ */
+export class HttpStatusError extends CrawlError {
+  readonly code = 'TRAWL_HTTP_STATUS';
+  readonly retriable: boolean;
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryAfterMs: number | null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.retriable = isRetriableStatus(status);
+  }
+}
+
+/** robots.txt could not be read (5xx or network): the whole origin waits, as RFC 9309 asks. */
+export class RobotsUnavailableError extends CrawlError {
+  readonly code = 'TRAWL_ROBOTS_UNAVAILABLE';
+  readonly retriable = true;
+}
+
+/** robots.txt disallows the URL for our user agent. */
+export class RobotsDisallowedError extends CrawlError {
+  readonly code = 'TRAWL_ROBOTS_DISALLOWED';
+  readonly retriable = false;
+}
+
+/** Chromium could not be launched or crashed; the page itself may be fine. */
+export class BrowserError extends CrawlError {
+  readonly code = 'TRAWL_BROWSER';
+  readonly retriable = true;
+}
+
+/** The fetcher was used after close(). */
+export class FetcherClosedError extends CrawlError {
+  readonly code = 'TRAWL_FETCHER_CLOSED';
+  readonly retriable = true;
+}
+
+export function isRetriableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}
+
+/** Whether an arbitrary thrown value should be retried. Unknown errors are retried: safer to try again than to drop. */
+export function isRetriable(err: unknown): boolean {
+  if (err instanceof CrawlError) return err.retriable;
+  return true;
+}
+
+/** The code to record for any thrown value. */
+export function errorCode(err: unknown): string {
+  return err instanceof CrawlError ? err.code : 'TRAWL_UNEXPECTED';
+}
+
+/** A `{{name}}` placeholder in a start URL or selector has no value in the job's params. */
+export class MissingParamError extends CrawlError {
+  readonly code = 'TRAWL_MISSING_PARAM';
+  readonly retriable = false;
+  constructor(
+    message: string,
+    readonly param: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A sitemap document is not one (malformed XML, or a root that is neither urlset nor sitemapindex). The reader skips it and says why; the crawl goes on. */
+export class InvalidSitemapError extends CrawlError {
+  readonly code = 'TRAWL_INVALID_SITEMAP';
+  readonly retriable = false;
+}

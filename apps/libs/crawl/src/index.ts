@@ -1,0 +1,67 @@
+/**
+ * @trawl/crawl — the crawl without Kafka: URL normalisation and rules, the frontier decider, fetch
+ * safety, HTTP and browser fetching, robots.txt and politeness, parsing and extraction, and the
+ * worker's per-page processing. The Kafka wiring (apps/services/frontier, apps/services/worker) calls these.
+ */
+
+// errors
+export { HostBusyError, InvalidConfigError } from './errors.ts';
+
+// URLs and rules
+export { normaliseUrl, normaliseUrlOrNull, fetchId } from './url/normalise.ts';
+export { CrawlRules, compileRules, hostOf, type RuleVerdict } from './rules/crawl-rules.ts';
+export { detectTrap, DEFAULT_TRAP_GUARDS, type TrapGuardOptions, type TrapVerdict } from './rules/trap-guards.ts';
+export { isNonFetchableHref } from './rules/href-filter.ts';
+
+// params as template values
+export { renderUrl, renderSelector, specWithParams, specParamNames, templateNames, cssEscape, type Params } from './params/param-template.ts';
+
+// safety
+export { AddressPolicy } from './safety/address-policy.ts';
+export { parseAllowList, parseAllowEntry, type AllowList, type AllowEntry, type PortRange } from './safety/allow-list.ts';
+export { embeddedV4s, type EmbeddedV4, type TransitionForm } from './safety/embedded-v4.ts';
+export { SafeResolver, urlPort, type SafeResolverOptions, type Resolve, type LookupFunction } from './safety/safe-resolver.ts';
+export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
+export { pinnedConnector, type PinnedConnectorOptions } from './safety/pinned-connector.ts';
+
+// fetching
+export type { FetchResult } from './fetch/fetch-result.ts';
+export { HttpFetcher, DEFAULT_USER_AGENT, type HttpFetcherOptions, type FetchOptions } from './fetch/http-fetcher.ts';
+export { BrowserFetcher, CHROMIUM_ARGS, type BrowserFetcherOptions, type BrowserFetchOptions } from './fetch/browser-fetcher.ts';
+export { containBrowser, DEFAULT_BROWSER_USER, type BrowserContainment, type BrowserSandboxStatus, type OsUser } from './fetch/browser-containment.ts';
+export { statusError } from './fetch/status-error.ts';
+export { parseRetryAfter } from './fetch/retry-after.ts';
+
+// the HTTP cache
+export { planCacheUse, isFresh, type CachePlan, type CachePlanInput } from './cache/cache-plan.ts';
+export { conditionalHeaders, hasValidator, parseEtag, parseLastModified, revalidated, validatorsOf, NO_VALIDATORS, type HttpValidators } from './cache/validators.ts';
+
+// politeness
+export { RobotsCache, type RobotsCacheOptions, type RobotsFetcher, type RobotsVerdict } from './politeness/robots.ts';
+export { parseRobots, type RobotsRules } from './politeness/robots-parser.ts';
+export { HostLimiter, hostLimiterOptionsFromEnv, hostPolicyOf, type HostLimiterOptions, type HostPolicy, type AcquireOptions, type Release } from './politeness/host-limiter.ts';
+
+// parsing
+export { parsePage, parseLimitsFromEnv, DEFAULT_PARSE_LIMITS, type PageCut, type ParsePageInput, type ParsedPage, type ParseLimits } from './parse/parse-page.ts';
+export { itemIndexOf, itemKey } from './parse/item-key.ts';
+export type { ExtractedItem } from './parse/extract-items.ts';
+
+// sitemaps
+export { SitemapReader, isSiteRoot, wantsSitemaps, type SitemapDiscovery, type SitemapDocument, type SitemapFetcher, type SitemapReaderDeps } from './sitemap/sitemap-reader.ts';
+export { DEFAULT_SITEMAP_LIMITS, sitemapLimitsFromEnv, type SitemapLimits } from './sitemap/sitemap-limits.ts';
+export { parseSitemap, type ParsedSitemap, type ParseSitemapOptions } from './sitemap/sitemap-parser.ts';
+export { sitemapBody, isGzip, type SitemapBody } from './sitemap/sitemap-body.ts';
+
+// frontier
+export { decide, decideAll, type Decision, type DecideOptions, type DeadlineTick, type FrontierEvent, type FrontierEmit } from './frontier/decide.ts';
+export { FETCH_LOST, initialFrontierState, isTerminal, type FrontierState, type FrontierStatus, type FrontierCounters, type OutstandingFetch, type QueuedFetch } from './frontier/frontier-state.ts';
+export { jobEventId, type JobEventKind, type JobEventIdParts } from './frontier/event-ids.ts';
+
+// worker
+export { bySpecReference, canonicalJson, specHash, withInlineSpec, type FetchWithSpec } from './spec/spec-reference.ts';
+export { PageProcessor, type CachedBodies, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export { RulesCache } from './worker/rules-cache.ts';
+export { lazyBrowserFetcher } from './worker/lazy-browser.ts';
+export { pageEvents, pageFailedEvent, type PageEventOptions, type PageEvents, type StoredContent } from './worker/worker-events.ts';
+export { boundItem, boundLinks, itemExtractedBytes, pageFetchedBytes, truncateUtf8, RECORD_RESERVE_BYTES } from './worker/event-bounds.ts';
+export { crawlInMemory, type InMemoryCrawlResult } from './worker/in-memory-crawl.ts';

@@ -1,0 +1,203 @@
+import type { CachedPage, CacheReuse, CrawlSpec } from '@trawl/schemas';
+import type { FetchWithSpec } from '../spec/spec-reference.ts';
+import { RobotsDisallowedError } from '../errors.ts';
+import { planCacheUse, type CachePlan } from '../cache/cache-plan.ts';
+import { revalidated, type HttpValidators } from '../cache/validators.ts';
+import type { FetchResult } from '../fetch/fetch-result.ts';
+import type { FetchOptions } from '../fetch/http-fetcher.ts';
+import { statusError } from '../fetch/status-error.ts';
+import type { ExtractedItem } from '../parse/extract-items.ts';
+import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
+import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
+import type { RobotsCache } from '../politeness/robots.ts';
+import { RulesCache } from './rules-cache.ts';
+import { wantsSitemaps, type SitemapDiscovery, type SitemapReader } from '../sitemap/sitemap-reader.ts';
+import { specWithParams } from '../params/param-template.ts';
+
+/** Anything that turns a URL into a FetchResult: HttpFetcher, BrowserFetcher, lazyBrowserFetcher(). */
+export interface PageFetcher {
+  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional'] }): Promise<FetchResult>;
+}
+
+/**
+ * Stored page bodies by content hash, for the HTTP cache (the worker's content store). Undefined
+ * for a body that is missing (deleted with its job's content, never written) or cannot be read now:
+ * the page is then fetched in full, never failed for it.
+ */
+export interface CachedBodies {
+  body(hash: string, options?: { signal?: AbortSignal }): Promise<string | undefined>;
+}
+
+/** One HTML page to parse, with what a parser on another thread needs to compile the job's rules. */
+export interface ParseJob {
+  readonly html: string;
+  readonly url: string;
+  readonly finalUrl: string;
+  readonly jobId: string;
+  readonly spec: CrawlSpec;
+  readonly limits: ParseLimits;
+}
+
+/** Where parsing runs: in-line by default; the worker can hand it to a thread pool. */
+export type ParseStep = (job: ParseJob) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'>>;
+
+export interface PageProcessorDeps {
+  readonly http: PageFetcher;
+  /** For `requires_browser` specs; without it such fetches go over plain HTTP. */
+  readonly browser?: PageFetcher;
+  readonly robots: RobotsCache;
+  readonly limiter: HostLimiter;
+  readonly rules?: RulesCache;
+  readonly parseLimits?: ParseLimits;
+  /** Default: parsePage on this thread, with the job's rules compiled once (RulesCache). */
+  readonly parse?: ParseStep;
+  /** Where cached bodies are read; without it, requests' cache entries are ignored and every page is fetched in full. */
+  readonly cache?: CachedBodies;
+  /** The clock a cache entry's age is judged by (epoch ms). */
+  readonly now?: () => number;
+  /** Reads the sitemaps of start URLs that are a site's root (CrawlSpec.sitemap); without it, none are read. */
+  readonly sitemaps?: SitemapReader;
+}
+
+/** A page fetched (and parsed when HTML): what PageFetched and ItemExtracted are built from. */
+export interface ProcessedPage {
+  readonly result: FetchResult;
+  /** Links kept by the rules, normalised. */
+  readonly links: readonly string[];
+  /** The pagination successor, for the frontier to request at the same depth. */
+  readonly nextPage: string | null;
+  readonly items: readonly ExtractedItem[];
+  readonly parsed: boolean;
+  /** What the parse limits left out of the page (null: nothing), for the log: events carry no such field. */
+  readonly cut: PageCut | null;
+  /** Set when the body parsed is the stored one (PageFetched.from_cache): how it was reused, and its hash. */
+  readonly cache?: { readonly reuse: CacheReuse; readonly contentHash: string };
+  /** The site's sitemaps, read with a start URL that is its root (PageFetched.sitemap_urls). */
+  readonly sitemaps?: SitemapDiscovery;
+}
+
+const NO_CACHE: CachePlan = { use: 'none', reason: 'no entry' };
+
+/**
+ * One FetchRequested, start to end, without Kafka: robots.txt, per-host politeness, the fetch (HTTP or
+ * browser), status check, parse. Throws a CrawlError: the caller sends retriable ones to the next
+ * retry tier and turns the rest (or the last retry) into PageFailed.
+ *
+ * Error statuses are failures here: a 404 becomes PageFailed (non-retriable), a 5xx/429 a retry. A
+ * 429/503 also pauses the host for everyone (Retry-After, else a doubling backoff). A host that cannot
+ * take the fetch soon throws HostBusyError (its due time) before anything is fetched, when the limiter
+ * is set to defer.
+ *
+ * The HTTP cache (cache-plan.ts): a request carrying its user's cache entry may be answered from the
+ * stored body. Within the job's max_age nothing is requested at all; otherwise the request is
+ * conditional and a 304 means the stored body. Either way the stored body is parsed with this job's
+ * rules, so links and items are what a full fetch would give. The body is read before the request
+ * goes out: a body that is missing makes the request a plain full one, so a 304 never arrives
+ * without a body to reuse, and no page fails or is requested twice for a missing body.
+ */
+export class PageProcessor {
+  private readonly parse: ParseStep;
+  private readonly now: () => number;
+  private readonly rules: RulesCache;
+  constructor(private readonly deps: PageProcessorDeps) {
+    const rules = (this.rules = deps.rules ?? new RulesCache());
+    this.parse = deps.parse ?? (async (job) => parsePage({ html: job.html, url: job.url, finalUrl: job.finalUrl, rules: rules.get(job.jobId, job.spec), limits: job.limits }));
+    this.now = deps.now ?? Date.now;
+  }
+
+  /**
+   * The page, and for a start URL that is a site's root the site's sitemaps (sitemap-reader.ts).
+   * They are read after the page succeeded, so a root that fails (and is retried) costs no sitemap
+   * requests, and their URLs travel in the page's PageFetched: sitemaps are no page of the job, and
+   * the frontier requests their URLs in the same step that counts the root done. A root reused
+   * within max_age reads none: such a crawl asks the site nothing (sitemaps are never cached), so
+   * it gives the root's links alone.
+   */
+  async process(request: FetchWithSpec, options: { signal?: AbortSignal } = {}): Promise<ProcessedPage> {
+    const page = await this.processPage(request, options);
+    if (!this.deps.sitemaps || !wantsSitemaps(request) || page.cache?.reuse === 'max_age') return page;
+    const spec = specWithParams(request.spec, request.params ?? {});
+    const sitemaps = await this.deps.sitemaps.discover(request.url, spec, this.rules.get(request.job_id, spec), { jobId: request.job_id, ...(options.signal ? { signal: options.signal } : {}) });
+    return { ...page, sitemaps };
+  }
+
+  private async processPage(request: FetchWithSpec, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
+    // Selectors may hold `{{name}}` placeholders; a job's params fill them (param-template.ts).
+    const spec = specWithParams(request.spec, request.params ?? {});
+    const plan = this.deps.cache ? planCacheUse({ cached: request.cached, spec, now: this.now() }) : NO_CACHE;
+    if (plan.use !== 'none') {
+      const started = performance.now();
+      const body = await this.deps.cache!.body(plan.entry.content_hash, { signal: options.signal });
+      if (body !== undefined) {
+        const stored = { etag: plan.entry.etag, lastModified: plan.entry.last_modified };
+        if (plan.use === 'reuse') {
+          const result = reusedResult(request.url, plan.entry, body, stored, { fetchMs: Math.round(performance.now() - started) });
+          return this.parsed(request, spec, result, { reuse: 'max_age', contentHash: plan.entry.content_hash });
+        }
+        const answer = await this.fetchPolitely(request, spec, { url: plan.entry.final_url, headers: plan.headers }, options);
+        if (answer.status === 304 && answer.finalUrl === plan.entry.final_url) {
+          const result = reusedResult(request.url, plan.entry, body, revalidated(stored, answer.validators ?? stored), answer);
+          return this.parsed(request, spec, result, { reuse: 'not_modified', contentHash: plan.entry.content_hash });
+        }
+        return this.finish(request, spec, answer);
+      }
+    }
+    return this.finish(request, spec, await this.fetchPolitely(request, spec, undefined, options));
+  }
+
+  /** robots.txt, the host's politeness slot, the fetch; a 429/503 slows the host down. */
+  private async fetchPolitely(request: FetchWithSpec, spec: CrawlSpec, conditional: FetchOptions['conditional'], options: { signal?: AbortSignal }): Promise<FetchResult> {
+    const { url } = request;
+    const robots = await this.deps.robots.check(url);
+    if (!robots.allowed) throw new RobotsDisallowedError(`robots.txt disallows ${url}`);
+    const host = new URL(url).host;
+    const fetcher = spec.requires_browser && this.deps.browser ? this.deps.browser : this.deps.http;
+    const release = await this.deps.limiter.acquire(host, { jobId: request.job_id, policy: hostPolicyOf(spec), crawlDelayMs: robots.crawlDelayMs, signal: options.signal });
+    try {
+      const result = await fetcher.fetch(url, conditional ? { signal: options.signal, conditional } : { signal: options.signal });
+      // Told before the slot is given back: releasing first would start the next waiting fetch
+      // on a host that has just asked for a pause.
+      if (result.status === 429 || result.status === 503) this.deps.limiter.backoff(host, result.retryAfterMs);
+      else this.deps.limiter.succeeded(host);
+      return result;
+    } finally {
+      release();
+    }
+  }
+
+  private async finish(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult): Promise<ProcessedPage> {
+    const failure = statusError(result);
+    if (failure) throw failure;
+    if (!result.isHtml || result.body === null) return { result, links: [], nextPage: null, items: [], parsed: false, cut: null };
+    return this.parsed(request, spec, result);
+  }
+
+  private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
+    const page = await this.parse({ html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS });
+    return { result, links: page.links, nextPage: page.nextPage, items: page.items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}) };
+  }
+}
+
+/**
+ * The stored page as this fetch's result: the entry's final URL, status and type, the stored body;
+ * the time and wire bytes are those of the 304 exchange (none for a reuse within max_age).
+ */
+function reusedResult(url: string, entry: CachedPage, body: string, validators: HttpValidators, exchange: Partial<Pick<FetchResult, 'fetchMs' | 'wireBytes' | 'redirects'>>): FetchResult {
+  return {
+    url,
+    finalUrl: entry.final_url,
+    status: entry.status,
+    contentType: entry.content_type,
+    bytes: Buffer.byteLength(body, 'utf8'),
+    wireBytes: exchange.wireBytes ?? 0,
+    fetchMs: exchange.fetchMs ?? 0,
+    body,
+    isHtml: true,
+    truncated: false,
+    redirects: exchange.redirects ?? [],
+    retryAfterMs: null,
+    charset: 'utf-8',
+    renderMode: 'http',
+    validators,
+  };
+}

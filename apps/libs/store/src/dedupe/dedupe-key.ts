@@ -1,0 +1,45 @@
+/**
+ * The identity of a crawl request, for dedupe: the same spider, the same set of start URLs (order
+ * and duplicates do not matter), the same depth and the same params. `max_pages` is deliberately
+ * left out: a repeat that only asks for a different page budget is the same crawl.
+ *
+ * URLs are compared after WHATWG parsing (lower-case scheme and host, default port dropped,
+ * dot-segments resolved) and without their fragment, which never reaches the server.
+ */
+import { createHash } from 'node:crypto';
+
+export interface DedupeInput {
+  readonly spider: string | null;
+  readonly start_urls: readonly string[];
+  readonly depth: number;
+  readonly params: Readonly<Record<string, string>>;
+  /** Content formats: a crawl asking for content is another crawl than one that does not. */
+  readonly formats?: readonly string[];
+  /** What start URLs do with a site's sitemaps; absent means the default, `include`. */
+  readonly sitemap?: 'include' | 'only' | 'skip';
+}
+
+export function canonicalUrl(raw: string): string {
+  const url = new URL(raw);
+  url.hash = '';
+  return url.href;
+}
+
+/** Start URLs in canonical spelling, sorted, without duplicates. */
+export function canonicalStartUrls(urls: readonly string[]): string[] {
+  return [...new Set(urls.map(canonicalUrl))].sort();
+}
+
+export function dedupeKey(input: DedupeInput): string {
+  const params = Object.keys(input.params)
+    .sort()
+    .map((k) => [k, input.params[k]]);
+  const formats = [...new Set(input.formats ?? [])].sort();
+  // Without formats the key is what it was before formats existed, so earlier dedupe rows still match.
+  const parts: unknown[] = [input.spider ?? null, canonicalStartUrls(input.start_urls), input.depth, params];
+  if (formats.length > 0) parts.push(formats);
+  // Likewise the default sitemap mode adds nothing; another mode is another crawl.
+  if (input.sitemap !== undefined && input.sitemap !== 'include') parts.push({ sitemap: input.sitemap });
+  const canonical = JSON.stringify(parts);
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}

@@ -1,0 +1,44 @@
+export { createPool, inTransaction, type Pool, type PoolClient } from './pool.ts';
+export { migrate, type Migration } from './migrate.ts';
+export {
+  InvalidCadenceError,
+  dueSlot,
+  firstDue,
+  isTimeZone,
+  shortestGapMs,
+  validateCron,
+  type Cadence,
+} from './schedules/cadence.ts';
+export { jobIdForSlot } from './schedules/slot-job-id.ts';
+export { NOT_PROJECTED, runningJobs } from './schedules/running-jobs.ts';
+export type { CrawlRequest, OverlapPolicy, Schedule, Target, Website } from './config/types.ts';
+export { CONFIG_MIGRATIONS } from './config/migrations.ts';
+export { deleteWebsite, getWebsite, getWebsites, listWebsites, upsertWebsite } from './config/websites.ts';
+export { deleteTarget, getTarget, getTargets, listTargets, searchUrl, upsertTarget } from './config/targets.ts';
+export {
+  cadenceOf,
+  claimDueSchedules,
+  countLiveSchedules,
+  createSchedule,
+  getSchedule,
+  listSchedules,
+  markDispatchedMany,
+  markSkippedMany,
+  pauseSchedules,
+  setScheduleStatus,
+  updateSchedule,
+  type DispatchedSlot,
+  type PausedSchedule,
+  type SkippedSlot,
+} from './config/schedules.ts';
+export { crawlSpec } from './config/crawl-spec.ts';
+export { DEFAULT_QUOTAS, quotaLimitsOf, quotasFromEnv, type QuotaLimits } from './quotas/quota-limits.ts';
+export { decideInterval, decideJob } from './quotas/quota-decision.ts';
+export { lockUserQuotas, purgeSettledLedger, readUsage, recordJobs, type LedgerEntry } from './quotas/quota-ledger.ts';
+export { admitJob, checkCadenceQuota, createScheduleWithinQuota } from './quotas/quota-guard.ts';
+export { QuotaExceededError } from './quotas/errors.ts';
+export { WEBHOOK_MIGRATIONS, WEBHOOK_MIGRATION_OWNER } from './webhooks/migrations.ts';
+export { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_TYPE, type WebhookEventType } from './webhooks/event-types.ts';
+export { CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS, loadCrawlSpec, saveCrawlSpecs } from './specs/crawl-specs.ts';
+export { dedupeKey } from './dedupe/dedupe-key.ts';
+export { claimDedupe, dedupeTtlFromEnv, hasCrawlDedupe } from './dedupe/crawl-dedupe.ts';

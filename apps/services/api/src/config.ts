@@ -1,0 +1,130 @@
+/**
+ * The API's settings, from the environment. Tests pass overrides to `buildApp` instead of touching
+ * `process.env`, so several apps with different limits can live in one test process.
+ */
+import { DEFAULT_QUOTAS, quotasFromEnv, type QuotaLimits } from '@trawl/store';
+
+export interface ApiConfig {
+  readonly port: number;
+  readonly host: string;
+  /** How long an identical crawl request returns the existing job (`TRAWL_DEDUPE_TTL`, seconds). */
+  readonly dedupeTtlSeconds: number;
+  /** Largest accepted body in bytes; crawl requests are small, so the default is tight. */
+  readonly bodyLimit: number;
+  /** Requests per key per window, all routes together. */
+  readonly rateLimitMax: number;
+  /** `POST /crawl` per key per window: each one may start a crawl, so it has its own budget. */
+  readonly crawlRateLimitMax: number;
+  readonly rateLimitWindowMs: number;
+  /** How often a job's log is polled for its open SSE streams (one poller per job, shared by them). */
+  readonly ssePollMs: number;
+  /** SSE comment sent when nothing else was, so proxies keep the stream open. */
+  readonly sseHeartbeatMs: number;
+  /** A WebSocket client whose unsent data passes this is skipped (events dropped, see live-feed). */
+  readonly feedHighWaterBytes: number;
+  /** A client that stays over the high-water mark this long is disconnected (close code 1013). */
+  readonly feedSlowCloseMs: number;
+  /** SSE log streams and WebSocket feeds one user may hold open on one API instance. */
+  readonly maxStreamsPerUser: number;
+  /** How long a validated API key is trusted without asking Postgres again (revocation delay). */
+  readonly keyCacheMs: number;
+  /**
+   * Failed authentications per client address per window (a key looked up and not found, none
+   * or a malformed one); past it the address gets 429 and its keys are not looked up.
+   */
+  readonly authFailureLimit: number;
+  /** How long a key found unknown is answered 401 without asking Postgres again. */
+  readonly unknownKeyCacheMs: number;
+  /**
+   * Fastify's `trustProxy`: whom to believe about the client's address (`X-Forwarded-For`), so that
+   * per-address limits behind a load balancer apply to clients, not to the balancer. Off by default.
+   */
+  readonly trustProxy: boolean | number | string;
+  /** Every user's quotas unless `user_quotas` says otherwise (`TRAWL_QUOTA_*`). */
+  readonly quotas: QuotaLimits;
+  /** How long a job's stored content is kept after the job ends, and how the sweep that enforces it runs. */
+  readonly contentRetention: ContentRetentionConfig;
+}
+
+export interface ContentRetentionConfig {
+  /** A job that names no `content_retention` keeps its content this long (`TRAWL_CONTENT_RETENTION_SECONDS`). */
+  readonly defaultSeconds: number;
+  /** The longest a job may ask for, and the longest any job keeps it (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`). */
+  readonly maxSeconds: number;
+  /** How often expired jobs' content is looked for; 0: never, by this instance (`TRAWL_CONTENT_SWEEP_MS`). */
+  readonly sweepMs: number;
+}
+
+export const DEFAULT_CONFIG: ApiConfig = {
+  port: 3000,
+  host: '127.0.0.1',
+  dedupeTtlSeconds: 3600,
+  bodyLimit: 64 * 1024,
+  rateLimitMax: 1200,
+  crawlRateLimitMax: 300,
+  rateLimitWindowMs: 60_000,
+  ssePollMs: 250,
+  sseHeartbeatMs: 15_000,
+  feedHighWaterBytes: 1024 * 1024,
+  feedSlowCloseMs: 30_000,
+  maxStreamsPerUser: 20,
+  keyCacheMs: 30_000,
+  authFailureLimit: 60,
+  unknownKeyCacheMs: 10_000,
+  trustProxy: false,
+  quotas: DEFAULT_QUOTAS,
+  contentRetention: { defaultSeconds: 30 * 86_400, maxSeconds: 365 * 86_400, sweepMs: 600_000 },
+};
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+/** `TRAWL_API_TRUST_PROXY`: `true`, a hop count, or a comma list of addresses/CIDRs (Fastify's forms). */
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const d = DEFAULT_CONFIG;
+  return {
+    port: int(env, 'TRAWL_API_PORT', d.port, 0),
+    host: env.TRAWL_API_HOST || d.host,
+    dedupeTtlSeconds: int(env, 'TRAWL_DEDUPE_TTL', d.dedupeTtlSeconds, 0),
+    bodyLimit: int(env, 'TRAWL_API_BODY_LIMIT', d.bodyLimit, 1024),
+    rateLimitMax: int(env, 'TRAWL_API_RATE_LIMIT', d.rateLimitMax, 1),
+    crawlRateLimitMax: int(env, 'TRAWL_API_CRAWL_RATE_LIMIT', d.crawlRateLimitMax, 1),
+    rateLimitWindowMs: int(env, 'TRAWL_API_RATE_WINDOW_MS', d.rateLimitWindowMs, 1000),
+    ssePollMs: int(env, 'TRAWL_SSE_POLL_MS', d.ssePollMs, 10),
+    sseHeartbeatMs: int(env, 'TRAWL_SSE_HEARTBEAT_MS', d.sseHeartbeatMs, 100),
+    feedHighWaterBytes: int(env, 'TRAWL_FEED_HIGH_WATER_BYTES', d.feedHighWaterBytes, 1024),
+    feedSlowCloseMs: int(env, 'TRAWL_FEED_SLOW_CLOSE_MS', d.feedSlowCloseMs, 100),
+    maxStreamsPerUser: int(env, 'TRAWL_API_MAX_STREAMS_PER_USER', d.maxStreamsPerUser, 1),
+    keyCacheMs: int(env, 'TRAWL_API_KEY_CACHE_MS', d.keyCacheMs, 0),
+    authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
+    unknownKeyCacheMs: int(env, 'TRAWL_API_UNKNOWN_KEY_CACHE_MS', d.unknownKeyCacheMs, 0),
+    trustProxy: trustProxy(env.TRAWL_API_TRUST_PROXY),
+    quotas: quotasFromEnv(env),
+    contentRetention: contentRetentionFromEnv(env),
+  };
+}
+
+function contentRetentionFromEnv(env: NodeJS.ProcessEnv): ContentRetentionConfig {
+  const d = DEFAULT_CONFIG.contentRetention;
+  const config = {
+    defaultSeconds: int(env, 'TRAWL_CONTENT_RETENTION_SECONDS', d.defaultSeconds, 1),
+    maxSeconds: int(env, 'TRAWL_CONTENT_RETENTION_MAX_SECONDS', d.maxSeconds, 1),
+    sweepMs: int(env, 'TRAWL_CONTENT_SWEEP_MS', d.sweepMs, 0),
+  };
+  if (config.defaultSeconds > config.maxSeconds) {
+    throw new Error(`TRAWL_CONTENT_RETENTION_SECONDS (${config.defaultSeconds}) must not exceed TRAWL_CONTENT_RETENTION_MAX_SECONDS (${config.maxSeconds})`);
+  }
+  return config;
+}

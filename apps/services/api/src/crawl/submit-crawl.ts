@@ -1,0 +1,265 @@
+/**
+ * `POST /crawl`: an immediate crawl (deduplicated per user) or a schedule for the dispatcher.
+ *
+ * Dedupe, and why the job id is random. One row per (user, dedupe key) holds the job id and its
+ * expiry. `INSERT … ON CONFLICT DO UPDATE … WHERE expired OR ignore_cache` makes Postgres the
+ * arbiter: concurrent identical requests queue on the row lock of the first, then see its
+ * committed row and return its job. The job id is a random UUID stored in that row rather than a
+ * UUIDv5 of (dedupe key, time bucket): a bucket would split two requests a millisecond apart
+ * across a boundary into two jobs, could never agree with a TTL that starts at the first request,
+ * and `ignore_cache` needs a fresh id anyway. Determinism buys nothing here because the row, not
+ * the id, is what makes concurrent requests agree.
+ *
+ * Order of effects, as in the dispatcher: the events are acknowledged by Kafka *before* the
+ * transaction holding the dedupe row commits. A Kafka failure rolls the row back (the client gets
+ * 503 and may retry); a crash after the acknowledgement but before the commit leaves a job without
+ * a dedupe row, which costs at worst one duplicate crawl, never a cached job that never runs. The
+ * lock is held for one produce round trip (a few ms), which is what serialises identical requests.
+ *
+ * Quotas (apps/libs/store quotas/): a new job takes the user's quota lock, must fit the active jobs,
+ * and gets at most what is left of the day's pages as its `max_pages` (the answer says how many);
+ * it is written to the quota ledger in the same transaction. A cached answer starts nothing and
+ * costs no quota. A schedule must fit the user's number of schedules and minimum interval.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EventProducer } from '@trawl/streams';
+import { eventId } from '@trawl/streams';
+import {
+  admitJob,
+  crawlSpec,
+  createScheduleWithinQuota,
+  dedupeKey,
+  getWebsite,
+  inTransaction,
+  jobIdForSlot,
+  recordJobs,
+  type CrawlRequest,
+  type OverlapPolicy,
+  type Pool,
+  type QuotaLimits,
+  type Website,
+} from '@trawl/store';
+import { specParamNames, templateNames } from '@trawl/crawl';
+import { ApiError } from '../errors.ts';
+import { checkRetention } from '../content/retention.ts';
+import { checkPatterns } from './check-patterns.ts';
+import { parseInterval, parseTimeZone } from './interval.ts';
+
+export interface CrawlBody {
+  readonly spider?: string;
+  readonly start_urls: readonly string[];
+  readonly depth: number;
+  readonly max_pages?: number;
+  readonly schedule_at?: string;
+  readonly interval?: string;
+  readonly time_zone?: string;
+  readonly overlap?: OverlapPolicy;
+  /** Scheduled crawls: a slot is answered from an identical crawl started within the dedupe TTL. */
+  readonly dedupe?: boolean;
+  readonly ignore_cache?: boolean;
+  readonly params?: Readonly<Record<string, string>>;
+  readonly formats?: readonly string[];
+  readonly content_retention?: number;
+  readonly max_age?: number;
+  /** What start URLs that are a site's root do with its sitemaps; default include. */
+  readonly sitemap?: 'include' | 'only' | 'skip';
+}
+
+export type CrawlOutcome =
+  | { readonly scheduled: false; readonly job_id: string; readonly cached: boolean; readonly cached_at?: Date; readonly max_pages?: number }
+  /** `job_id`: the job of the next slot, derived from the slot as the dispatcher derives it. */
+  | { readonly scheduled: true; readonly schedule_id: string; readonly next_run: Date; readonly job_id: string };
+
+export type EventEmitter = Pick<EventProducer, 'emit'>;
+
+export interface CrawlServiceOptions {
+  readonly pool: Pool;
+  readonly producer: EventEmitter;
+  readonly dedupeTtlSeconds: number;
+  /** Every user's quotas unless `user_quotas` says otherwise. */
+  readonly quotas: QuotaLimits;
+  /** The longest `content_retention` a crawl may ask for (seconds). */
+  readonly maxContentRetentionSeconds: number;
+  readonly now?: () => Date;
+}
+
+/** How far in the past `schedule_at` may lie (clock skew, slow clients) before it is refused. */
+const SCHEDULE_PAST_TOLERANCE_MS = 60_000;
+
+export class CrawlService {
+  private readonly now: () => Date;
+
+  constructor(private readonly options: CrawlServiceOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async submit(userId: string, body: CrawlBody): Promise<CrawlOutcome> {
+    const { request, website } = await this.checkedRequest(userId, body);
+    // A schedule's runs are dispatched from its stored request, formats and retention included.
+    if (body.schedule_at !== undefined || body.interval !== undefined) return this.schedule(userId, request, body);
+    if (body.time_zone !== undefined || body.overlap !== undefined || body.dedupe !== undefined) {
+      const field = body.time_zone !== undefined ? 'time_zone' : body.overlap !== undefined ? 'overlap' : 'dedupe';
+      throw new ApiError('BAD_REQUEST', '`time_zone`, `overlap` and `dedupe` apply to scheduled crawls (with `schedule_at` or `interval`); an immediate crawl is deduplicated unless `ignore_cache`', { field });
+    }
+    return this.crawlNow(userId, request, website, body.ignore_cache ?? false);
+  }
+
+  /** The request a crawl body asks for, its spider usable by the caller and its params complete (also what a schedule's PATCH stores). */
+  async checkedRequest(
+    userId: string,
+    body: Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'sitemap'>,
+  ): Promise<{ request: CrawlRequest; website: Website | null }> {
+    checkRetention(body.content_retention, this.options.maxContentRetentionSeconds);
+    const website = await this.spider(userId, body.spider);
+    const request: CrawlRequest = {
+      spider: body.spider ?? null,
+      start_urls: [...new Set(body.start_urls)],
+      depth: body.depth,
+      max_pages: body.max_pages ?? null,
+      params: body.params ?? {},
+      formats: body.formats ?? [],
+      content_retention: body.content_retention ?? null,
+      // The HTTP cache; the dedupe key leaves both out: a crawl that only reuses pages differently is the same crawl.
+      ...(body.max_age ? { max_age: body.max_age } : {}),
+      ...(body.ignore_cache ? { ignore_cache: true } : {}),
+      // Stored (and in the dedupe key) only when it is not the default, so requests from before sitemaps read the same.
+      ...(body.sitemap && body.sitemap !== 'include' ? { sitemap: body.sitemap } : {}),
+    };
+    checkParams(request, website);
+    return { request, website };
+  }
+
+  /**
+   * A new job over `urls` (a job's failed pages), with the first job's spider and params, depth 0,
+   * linked to it by `retry_of`. Deduplicated as any crawl: asking twice within the TTL answers with
+   * the same retry job.
+   */
+  async retryFailed(userId: string, of: { readonly job_id: string; readonly spider: string | null; readonly params: Readonly<Record<string, string>> }, urls: readonly string[]): Promise<CrawlOutcome> {
+    const website = await this.spider(userId, of.spider ?? undefined);
+    // The failed pages alone: a failed root does not bring its site's sitemaps back.
+    const request: CrawlRequest = { spider: of.spider, start_urls: [...new Set(urls)], depth: 0, max_pages: urls.length, params: of.params, sitemap: 'skip' };
+    return this.crawlNow(userId, request, website, false, of.job_id);
+  }
+
+  private async spider(userId: string, spider: string | undefined): Promise<Website | null> {
+    if (spider === undefined) return null;
+    const website = await getWebsite(this.options.pool, spider);
+    if (!website || (website.owner_id !== null && website.owner_id !== userId)) {
+      throw new ApiError('UNKNOWN_SPIDER', `spider "${spider}" is not a website you can use`, { field: 'spider' });
+    }
+    // A website saved before patterns ran in the linear-time engine may hold one it refuses.
+    try {
+      checkPatterns(website);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      throw new ApiError(err.code, `spider "${spider}": ${err.message}; change the website's patterns first`, { field: 'spider', cause: err });
+    }
+    return website;
+  }
+
+  private async schedule(userId: string, request: CrawlRequest, body: CrawlBody): Promise<CrawlOutcome> {
+    const now = this.now();
+    const runAt = body.schedule_at === undefined ? null : new Date(body.schedule_at);
+    if (runAt && runAt.getTime() < now.getTime() - SCHEDULE_PAST_TOLERANCE_MS) {
+      throw new ApiError('SCHEDULE_IN_PAST', `schedule_at ${body.schedule_at} is in the past`, { field: 'schedule_at' });
+    }
+    const repeat = body.interval === undefined ? { cron: null, intervalMs: null } : parseInterval(body.interval);
+    const timeZone = parseTimeZone(body.time_zone ?? 'UTC');
+    const id = randomUUID();
+    const schedule = await createScheduleWithinQuota(
+      this.options.pool,
+      { id, owner_id: userId, request, cadence: { runAt, ...repeat, timeZone }, overlap: body.overlap ?? 'skip', dedupe: body.dedupe ?? false },
+      this.options.quotas,
+      now,
+    );
+    return { scheduled: true, schedule_id: schedule.id, next_run: schedule.next_due!, job_id: jobIdForSlot(schedule.id, schedule.next_due!) };
+  }
+
+  private async crawlNow(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, retryOf: string | null = null): Promise<CrawlOutcome> {
+    const key = retryOf === null ? dedupeKey(request) : `retry:${retryOf}:${dedupeKey(request)}`;
+    const proposed = randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await inTransaction(this.options.pool, async (tx) => {
+        const claimed = await tx.query<{ job_id: string; created_at: Date }>(
+          `INSERT INTO crawl_dedupe (user_id, dedupe_key, job_id, created_at, expires_at)
+           VALUES ($1, $2, $3, now(), now() + make_interval(secs => $4))
+           ON CONFLICT (user_id, dedupe_key) DO UPDATE
+             SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+             WHERE crawl_dedupe.expires_at <= now() OR $5::boolean
+           RETURNING job_id, created_at`,
+          [userId, key, proposed, this.options.dedupeTtlSeconds, ignoreCache],
+        );
+        if (claimed.rows.length === 0) {
+          // An unexpired row exists (possibly committed by a concurrent twin a moment ago).
+          const existing = await tx.query<{ job_id: string; created_at: Date }>(
+            'SELECT job_id, created_at FROM crawl_dedupe WHERE user_id = $1 AND dedupe_key = $2',
+            [userId, key],
+          );
+          const row = existing.rows[0];
+          return row ? ({ scheduled: false, job_id: row.job_id, cached: true, cached_at: row.created_at } as const) : undefined;
+        }
+        // A new job: within the user's quotas (refused, the dedupe claim rolls back with the rest).
+        const wanted = crawlSpec(website, { depth: request.depth, max_pages: request.max_pages }).max_pages;
+        const { maxPages } = await admitJob(tx, userId, this.options.quotas, wanted, this.now());
+        await tx.query('INSERT INTO api_jobs (job_id, user_id, dedupe_key, request) VALUES ($1, $2, $3, $4)', [
+          proposed,
+          userId,
+          key,
+          JSON.stringify({ ...request, retry_of: retryOf }),
+        ]);
+        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf);
+        await recordJobs(tx, [{ job_id: proposed, user_id: userId, max_pages: maxPages }]);
+        return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
+      });
+      if (outcome) return outcome;
+      // The row vanished between INSERT and SELECT (an expiry purge): claim again.
+      if (attempt >= 2) throw new ApiError('DEPENDENCY_UNAVAILABLE', 'dedupe row kept changing; retry');
+    }
+  }
+
+  private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean, maxPages: number, retryOf: string | null): Promise<void> {
+    const requestedId = eventId('CrawlRequested', jobId);
+    try {
+      // Both go out in the producer's same batch; same key, so JobDispatched follows CrawlRequested.
+      await Promise.all([
+        this.options.producer.emit(
+          'CrawlRequested',
+          { job_id: jobId, user_id: userId, spider: request.spider, start_urls: request.start_urls, depth: request.depth,
+            max_pages: request.max_pages, params: request.params, dedupe_key: key, ignore_cache: ignoreCache, retry_of: retryOf, sitemap: request.sitemap ?? 'include' },
+          { eventId: requestedId, key: jobId },
+        ),
+        this.options.producer.emit(
+          'JobDispatched',
+          { job_id: jobId, user_id: userId, target_id: null, schedule_id: null, search_url: request.start_urls[0]!,
+            start_urls: request.start_urls, keywords: [], location: null,
+            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, sitemap: request.sitemap ?? 'include' }),
+            attempt: 1, params: request.params },
+          { eventId: eventId('JobDispatched', jobId), causationId: requestedId, key: jobId },
+        ),
+      ]);
+    } catch (err) {
+      throw new ApiError('DEPENDENCY_UNAVAILABLE', 'could not publish the crawl to Kafka; nothing was created, retry later', { cause: err });
+    }
+  }
+}
+
+/**
+ * Every `{{name}}` in the start URLs and in the spider's selectors must have a value: refused here
+ * rather than found by the frontier (start URLs) or every worker (selectors) once the job runs.
+ */
+export function checkParams(request: Pick<CrawlRequest, 'start_urls' | 'params'>, website: Website | null): void {
+  const missing = (names: readonly string[]) => names.find((n) => !Object.hasOwn(request.params, n));
+  for (const [i, url] of request.start_urls.entries()) {
+    const name = missing(templateNames(url));
+    if (name !== undefined) throw new ApiError('MISSING_PARAM', `start URL "${url}" uses {{${name}}}, which params do not give`, { field: `start_urls.${i}` });
+  }
+  if (!website) return;
+  const name = missing(specParamNames(crawlSpec(website)));
+  if (name !== undefined) throw new ApiError('MISSING_PARAM', `spider "${website.id}" selects with {{${name}}}, which params do not give`, { field: 'params' });
+}
+
+/** Drops dedupe rows that expired long ago; live rows and recent ones are untouched. */
+export async function purgeExpiredDedupe(pool: Pool, olderThanSeconds = 86_400): Promise<number> {
+  const { rowCount } = await pool.query('DELETE FROM crawl_dedupe WHERE expires_at < now() - make_interval(secs => $1)', [olderThanSeconds]);
+  return rowCount ?? 0;
+}

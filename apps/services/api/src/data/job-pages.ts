@@ -1,0 +1,69 @@
+import type { Pool, PoolClient } from '@trawl/store';
+import { sortAt } from '../http/cursor.ts';
+
+type Db = Pool | PoolClient;
+
+export interface PageRow {
+  readonly fetch_id: string;
+  readonly url: string;
+  readonly final_url: string | null;
+  readonly status: number | null;
+  readonly content_type: string | null;
+  readonly bytes: number | null;
+  readonly fetch_ms: number | null;
+  readonly depth: number | null;
+  readonly render_mode: string | null;
+  readonly links_count: number | null;
+  readonly item_count: number | null;
+  readonly ok: boolean;
+  readonly error_code: string | null;
+  readonly error_message: string | null;
+  readonly attempts: number | null;
+  readonly fetched_at: Date;
+  readonly content_hash: string | null;
+  readonly formats: readonly { readonly format: string; readonly hash: string; readonly bytes: number }[];
+  readonly from_cache: 'not_modified' | 'max_age' | null;
+  readonly sort_at: string;
+}
+
+export interface PageQuery {
+  readonly jobId: string;
+  readonly ok?: boolean;
+  readonly limit: number;
+  readonly after?: { readonly at: string; readonly id: string };
+}
+
+/** A job's pages in fetch order, keyset-paginated on (fetched_at, fetch_id). */
+export async function listPages(db: Db, q: PageQuery): Promise<PageRow[]> {
+  const where = ['job_id = $1'];
+  const args: unknown[] = [q.jobId];
+  const arg = (v: unknown) => `$${args.push(v)}`;
+  if (q.ok !== undefined) where.push(`ok = ${arg(q.ok)}`);
+  if (q.after) where.push(`(fetched_at, fetch_id::text) > (${arg(q.after.at)}::timestamptz, ${arg(q.after.id)})`);
+  const { rows } = await db.query<PageRow>(
+    `SELECT fetch_id::text AS fetch_id, url, final_url, status, content_type, bytes, fetch_ms, depth, render_mode, links_count,
+       item_count, ok, error_code, error_message, attempts, fetched_at, content_hash, formats, from_cache, ${sortAt('fetched_at')} AS sort_at
+     FROM job_pages WHERE ${where.join(' AND ')} ORDER BY fetched_at, fetch_id::text LIMIT ${arg(q.limit)}`,
+    args,
+  );
+  return rows;
+}
+
+/** The URLs of a job's failed pages (at most `limit`), in fetch order: what a retry fetches again. */
+export async function failedUrls(db: Db, jobId: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ url: string }>(
+    'SELECT url FROM job_pages WHERE job_id = $1 AND NOT ok ORDER BY fetched_at, fetch_id::text LIMIT $2',
+    [jobId, limit],
+  );
+  return rows.map((r) => r.url);
+}
+
+/** The hash of one page's stored format; `undefined` when there is no such page, `null` when the format is not stored. */
+export async function pageFormatHash(db: Db, jobId: string, fetchId: string, format: string): Promise<string | null | undefined> {
+  const { rows } = await db.query<{ hash: string | null }>(
+    `SELECT (SELECT f->>'hash' FROM jsonb_array_elements(formats) f WHERE f->>'format' = $3 LIMIT 1) AS hash
+     FROM job_pages WHERE job_id = $1 AND fetch_id::text = $2`,
+    [jobId, fetchId, format],
+  );
+  return rows.length === 0 ? undefined : rows[0]!.hash;
+}

@@ -1,0 +1,120 @@
+/**
+ * The one catalogue of the API's errors. Every error a client can see has a stable `code`, an HTTP
+ * status and a description; the README's error table is checked against this list by a test, so
+ * no code goes undocumented. Every error body is `{ error: { code, message, field? } }`.
+ *
+ * Handlers throw `ApiError`s; the error handler (plugins/error-handler.ts) is the only place that
+ * turns anything (ours, Fastify's, a validation failure) into a response.
+ */
+import { TrawlError } from '@trawl/schemas';
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly description: string;
+}
+
+export const ERRORS = {
+  VALIDATION_FAILED: { status: 400, description: 'The request does not match the schema; `field` names the offending field and `message` says why.' },
+  INVALID_JSON: { status: 400, description: 'The body is not valid JSON (or is empty while a JSON content type was sent).' },
+  INVALID_CRON: { status: 400, description: '`interval` is neither a cron expression (5 fields, or 6 with seconds; read in the schedule\'s `time_zone`) nor a duration such as `30s`, `5m`, `1h`.' },
+  INVALID_TIME_ZONE: { status: 400, description: '`time_zone` is not an IANA time zone name (such as `Europe/Berlin`, `America/New_York` or `UTC`).' },
+  SCHEDULE_IN_PAST: { status: 400, description: '`schedule_at` lies more than a minute in the past.' },
+  INTERVAL_TOO_SHORT: { status: 400, description: 'The schedule would run more often than the minimum interval (`min_interval_seconds`, 60 s by default); `limit` names it and its value.' },
+  UNKNOWN_SPIDER: { status: 400, description: '`spider` names no website visible to the caller.' },
+  UNKNOWN_WEBSITE: { status: 400, description: 'A target refers to a website that is not visible to the caller.' },
+  UNSUPPORTED_PATTERN: { status: 400, description: 'An include/exclude pattern uses a construct the linear-time pattern engine (RE2 syntax) does not run — a backreference, a lookahead or lookbehind, a letter escape RE2 reads differently — or its list compiles too large; `field` names the pattern and `message` the construct.' },
+  WEBHOOK_URL_REFUSED: { status: 400, description: 'The webhook `url` leads to an address crawls may not reach (loopback, private, link-local, metadata… unless `TRAWL_FETCH_ALLOW` opens it), does not resolve, or carries credentials; `message` says which.' },
+  MISSING_PARAM: { status: 400, description: 'A `{{name}}` placeholder in a start URL or in the spider\'s selectors has no value in `params`; `field` names where it is.' },
+  RETENTION_TOO_LONG: { status: 400, description: '`content_retention` is longer than this server keeps content (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 365 days by default); `limit` names the maximum.' },
+  BAD_REQUEST: { status: 400, description: 'The request is malformed in a way no more specific code covers.' },
+  UNAUTHENTICATED: { status: 401, description: 'No valid API key: send `Authorization: Bearer <key>`.' },
+  READ_ONLY_RESOURCE: { status: 403, description: 'The resource is shared by the platform and cannot be changed by a user.' },
+  ROUTE_NOT_FOUND: { status: 404, description: 'No such endpoint.' },
+  JOB_NOT_FOUND: { status: 404, description: 'No job with this id belongs to the caller.' },
+  SCHEDULE_NOT_FOUND: { status: 404, description: 'No schedule with this id belongs to the caller.' },
+  WEBSITE_NOT_FOUND: { status: 404, description: 'No website with this id is visible to the caller.' },
+  TARGET_NOT_FOUND: { status: 404, description: 'No target with this id belongs to the caller.' },
+  WEBHOOK_NOT_FOUND: { status: 404, description: 'No webhook with this id belongs to the caller.' },
+  DELIVERY_NOT_FOUND: { status: 404, description: 'The webhook has no delivery with this id.' },
+  PAGE_NOT_FOUND: { status: 404, description: 'The job has no page with this fetch id.' },
+  CONTENT_NOT_FOUND: { status: 404, description: 'The page has no stored content in this format: the job did not ask for it (`formats`), the page was not HTML, or its content was deleted.' },
+  JOB_ALREADY_FINISHED: { status: 409, description: 'The job has already finished, failed or been cancelled.' },
+  JOB_NOT_PAUSABLE: { status: 409, description: 'Pause: the job is already paused. Resume: the job is not paused.' },
+  JOB_NOT_FINISHED: { status: 409, description: 'Retrying failed pages waits for the job to end (finished, failed or cancelled).' },
+  JOB_NOT_SCHEDULED: { status: 409, description: 'Change tracking compares the runs of a schedule: this job was not started by one (`GET /jobs/:id/changes`).' },
+  NO_FAILED_PAGES: { status: 409, description: 'The job has no failed pages to fetch again.' },
+  SCHEDULE_NOT_ACTIVE: { status: 409, description: 'The schedule is cancelled or done, or already in the requested state.' },
+  ID_TAKEN: { status: 409, description: 'Another user already owns a website or target with this id.' },
+  WEBSITE_IN_USE: { status: 409, description: 'The website still has targets; delete them first.' },
+  BODY_TOO_LARGE: { status: 413, description: 'The body exceeds the limit (`TRAWL_API_BODY_LIMIT`, 64 KiB by default).' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies must be `application/json`.' },
+  UPGRADE_REQUIRED: { status: 426, description: '`/events` is a WebSocket endpoint: connect with `Upgrade: websocket`.' },
+  RATE_LIMITED: { status: 429, description: 'Too many requests for this API key, or too many failed authentications from this address; retry after `retry-after` seconds.' },
+  QUOTA_EXCEEDED: { status: 429, description: 'A quota of the caller is used up: `active_jobs`, `pages_per_day` or `schedules`; `limit` names it, its value and what is in use (`GET /quotas`).' },
+  TOO_MANY_STREAMS: { status: 429, description: 'The caller already has `TRAWL_API_MAX_STREAMS_PER_USER` (20) SSE log streams and WebSocket feeds open on this API instance; close one first.' },
+  INTERNAL: { status: 500, description: 'An unexpected error; it is logged with the request id.' },
+  DEPENDENCY_UNAVAILABLE: { status: 503, description: 'Kafka or Postgres did not answer; nothing was changed, retry later.' },
+  FEED_UNAVAILABLE: { status: 503, description: 'The live feed is not connected to Kafka (yet); retry later.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
+
+/** The quota a QUOTA_EXCEEDED or INTERVAL_TOO_SHORT names: its name, value and what is in use. */
+export interface LimitDetail {
+  readonly name: string;
+  readonly value: number;
+  readonly used: number;
+}
+
+export interface ApiErrorOptions {
+  /** The request field at fault, as a dotted path (`start_urls.0`). */
+  readonly field?: string;
+  readonly limit?: LimitDetail;
+  readonly cause?: unknown;
+}
+
+/**
+ * An error meant for the client. `retriable` says whether the same request may succeed later
+ * (a rate limit, an outage), which clients such as the CLI use to decide whether to retry.
+ */
+export class ApiError extends TrawlError {
+  readonly statusCode: number;
+  readonly retriable: boolean;
+  readonly field: string | undefined;
+  readonly limit: LimitDetail | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string = ERRORS[code].description,
+    options: ApiErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.statusCode = ERRORS[code].status;
+    this.retriable = this.statusCode === 429 || this.statusCode >= 500;
+    this.field = options.field;
+    this.limit = options.limit;
+  }
+
+  toBody(): ErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.field === undefined ? {} : { field: this.field }),
+        ...(this.limit === undefined ? {} : { limit: this.limit }),
+      },
+    };
+  }
+}
+
+export interface ErrorBody {
+  readonly error: { readonly code: ErrorCode; readonly message: string; readonly field?: string; readonly limit?: LimitDetail };
+}
+
+/** The `404` for a resource of `kind`: also what another user's id answers, so ids leak nothing. */
+export function notFound(code: 'JOB_NOT_FOUND' | 'SCHEDULE_NOT_FOUND' | 'WEBSITE_NOT_FOUND' | 'TARGET_NOT_FOUND' | 'WEBHOOK_NOT_FOUND' | 'DELIVERY_NOT_FOUND', id: string): ApiError {
+  const kind = code.split('_')[0]!.toLowerCase();
+  return new ApiError(code, `${kind} ${id} not found`);
+}

@@ -1,0 +1,28 @@
+/**
+ * A webhook URL must be one a crawl could reach: the same address policy (`TRAWL_FETCH_ALLOW`) and
+ * the same resolver as the fetchers, so a subscription cannot aim Trawl's deliveries at its own
+ * network. Checked when a URL is saved; apps/services/webhooks checks again at every delivery, since what a
+ * name resolves to may change.
+ */
+import { AddressPolicy, SafeResolver, urlPort } from '@trawl/crawl';
+import { ApiError } from '../errors.ts';
+
+export class WebhookUrlCheck {
+  private readonly resolver: SafeResolver;
+
+  constructor(policy: AddressPolicy = AddressPolicy.fromEnv()) {
+    this.resolver = new SafeResolver(policy, { ttlMs: 0 });
+  }
+
+  /** Throws WEBHOOK_URL_REFUSED naming why (a private address, a name that does not resolve). */
+  async check(raw: string): Promise<void> {
+    const url = new URL(raw);
+    if (url.username || url.password) throw new ApiError('WEBHOOK_URL_REFUSED', 'a webhook URL may not carry credentials; sign with `secret`', { field: 'url' });
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    try {
+      await this.resolver.resolve(host, urlPort(url));
+    } catch (err) {
+      throw new ApiError('WEBHOOK_URL_REFUSED', `webhook URL refused: ${(err as Error).message}`, { field: 'url', cause: err });
+    }
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The API service: `TRAWL_API_HOST`:`TRAWL_API_PORT` (127.0.0.1:3000). Migrates its own tables
+ * (and the configuration model it writes), provisions the topics it produces to, connects the
+ * producer and the live feed, then serves. Any number of instances may run behind a balancer:
+ * dedupe lives in Postgres, and each instance has its own live subscription for its own sockets
+ * (rate limits are per instance).
+ */
+import { createKafka, endpoints, EventProducer, provisionTopics, runService, subscribeLive } from '@trawl/streams';
+import { CONFIG_MIGRATIONS, createPool, migrate, purgeSettledLedger, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
+import { buildApp } from './app.ts';
+import { configFromEnv } from './config.ts';
+import { purgeExpiredDedupe } from './crawl/submit-crawl.ts';
+import { RetentionSweep } from './content/retention-sweep.ts';
+import { API_MIGRATION_OWNER, API_MIGRATIONS } from './data/migrations.ts';
+import { defaultReadinessChecks } from './health/readiness.ts';
+import { mountServiceExtras } from './service-mount.ts';
+
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+
+await runService('api', async (logger) => {
+  const config = configFromEnv();
+  const ep = endpoints();
+  const pool = createPool({ applicationName: 'trawl-api', max: 20 });
+  await migrate(pool, 'config', CONFIG_MIGRATIONS);
+  await migrate(pool, API_MIGRATION_OWNER, API_MIGRATIONS);
+  await migrate(pool, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS);
+  const kafka = createKafka({ clientId: 'trawl-api', logger });
+  await provisionTopics(kafka);
+  const producer = new EventProducer({ kafka, logger });
+  await producer.connect();
+  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
+  producer.prepare(['CrawlRequested', 'JobDispatched', 'JobCancelled']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+
+  const readiness = defaultReadinessChecks(pool, kafka, ep);
+  const app = await buildApp({
+    pool,
+    producer,
+    logger,
+    config,
+    readiness,
+    subscribeLive: (options) => subscribeLive({ ...options, kafka, logger, groupPrefix: 'trawl-api-feed' }),
+    mount: mountServiceExtras,
+  });
+  await app.listen({ host: config.host, port: config.port });
+  logger.info({ url: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/docs` }, 'api listening');
+
+  // Content past its retention: deleted by every instance's sweep (jobs are claimed one by one).
+  const sweep = new RetentionSweep({ pool, store: app.content, config: config.contentRetention, logger });
+  sweep.start();
+
+  const purge = setInterval(() => {
+    purgeExpiredDedupe(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge expired dedupe keys'));
+    purgeSettledLedger(pool).catch((err: unknown) => logger.warn({ err }, 'could not purge the quota ledger'));
+  }, PURGE_EVERY_MS);
+  purge.unref();
+
+  return {
+    // The operator port (runService) serves these: every check, and the API's own registry.
+    readiness,
+    metrics: app.metrics.registry,
+    async stop() {
+      clearInterval(purge);
+      await sweep.stop();
+      await app.close();
+      await producer.disconnect();
+      await pool.end();
+    },
+  };
+});

@@ -1,0 +1,162 @@
+import { JOB_STATUSES, type JobStatus } from '../data/jobs.ts';
+
+/** The statuses a list may filter by: the job statuses, and `error` (the seed's name for `failed`). */
+export const STATUS_FILTERS = [...JOB_STATUSES, 'error'] as const;
+
+/** A `status` filter as job statuses (`error` read as `failed`), without duplicates. */
+export function statusFilter(raw: string): JobStatus[] {
+  return [...new Set(raw.split(',').map((s) => (s === 'error' ? 'failed' : s) as JobStatus))];
+}
+import { cursorProperty, limitProperty, nullableDate, nullableInteger, nullableString } from './common.ts';
+
+export const jobViewSchema = {
+  $id: 'Job',
+  type: 'object',
+  required: ['job_id', 'status', 'schedule_id', 'target_id', 'website_id', 'spider', 'start_urls', 'search_url', 'depth', 'max_pages', 'params', 'started_at', 'counters', 'timings', 'error', 'retry_of', 'log_seq'],
+  properties: {
+    job_id: { type: 'string' },
+    status: { type: 'string', enum: JOB_STATUSES },
+    schedule_id: nullableString,
+    target_id: nullableString,
+    website_id: nullableString,
+    spider: { ...nullableString, description: 'the website whose selectors and politeness apply' },
+    start_urls: { type: 'array', items: { type: 'string' }, description: 'as requested: `{{name}}` placeholders are filled from `params` when the job starts' },
+    search_url: nullableString,
+    depth: { ...nullableInteger, description: 'link hops from a start URL' },
+    max_pages: { ...nullableInteger, description: "the job's page budget" },
+    params: { type: 'object', additionalProperties: { type: 'string' }, description: 'template values (`{{name}}` in start URLs and selectors)' },
+    started_at: { ...nullableDate, description: 'when the job was handed to the crawl (its dispatch)' },
+    counters: {
+      type: 'object',
+      required: ['pages_fetched', 'pages_failed', 'items_extracted', 'bytes', 'urls_seen'],
+      properties: {
+        pages_fetched: { type: 'integer' },
+        pages_failed: { type: 'integer' },
+        items_extracted: { type: 'integer' },
+        bytes: { type: 'integer' },
+        urls_seen: { type: 'integer' },
+      },
+    },
+    timings: {
+      type: 'object',
+      required: ['requested_at', 'dispatched_at', 'first_page_at', 'finished_at', 'duration_ms'],
+      properties: {
+        requested_at: nullableDate,
+        dispatched_at: nullableDate,
+        first_page_at: nullableDate,
+        finished_at: nullableDate,
+        duration_ms: { ...nullableInteger, description: 'from request (or dispatch) to the end, or to now while running' },
+      },
+    },
+    error: {
+      type: ['object', 'null'],
+      required: ['code', 'message'],
+      properties: { code: nullableString, message: nullableString },
+    },
+    retry_of: { ...nullableString, description: 'the job whose failed pages this one fetches again (`POST /jobs/:id/retry-failed`)' },
+    log_seq: { type: 'integer', description: 'the last log line so far (SSE `id`)' },
+  },
+} as const;
+
+export const jobListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', pattern: `^(${STATUS_FILTERS.join('|')})(,(${STATUS_FILTERS.join('|')}))*$`, description: 'comma list; `error` is an alias of `failed`' },
+    schedule_id: { type: 'string', maxLength: 200 },
+    since: { type: 'string', format: 'date-time' },
+    until: { type: 'string', format: 'date-time' },
+    limit: limitProperty,
+    cursor: cursorProperty,
+  },
+} as const;
+
+export const pageSchema = {
+  $id: 'Page',
+  type: 'object',
+  required: ['fetch_id', 'url', 'final_url', 'status', 'content_type', 'bytes', 'fetch_ms', 'depth', 'render_mode', 'links_count', 'item_count', 'ok', 'error_code', 'error_message', 'attempts', 'fetched_at', 'content_hash', 'formats'],
+  properties: {
+    fetch_id: { type: 'string' },
+    url: { type: 'string' },
+    final_url: nullableString,
+    status: nullableInteger,
+    content_type: nullableString,
+    bytes: nullableInteger,
+    fetch_ms: nullableInteger,
+    depth: nullableInteger,
+    render_mode: nullableString,
+    links_count: nullableInteger,
+    item_count: nullableInteger,
+    ok: { type: 'boolean' },
+    error_code: nullableString,
+    error_message: nullableString,
+    attempts: nullableInteger,
+    fetched_at: { type: 'string', format: 'date-time' },
+    content_hash: { ...nullableString, description: 'sha-256 of the body as fetched (or reused), when it is stored: for `formats`, and for the HTTP cache' },
+    from_cache: {
+      type: ['string', 'null'],
+      enum: ['not_modified', 'max_age', null],
+      description: 'the page was parsed from its stored body (`content_hash`), not one fetched now: `not_modified` (a conditional request answered 304), `max_age` (reused without a request); null: fetched in full',
+    },
+    formats: {
+      type: 'array',
+      description: 'the formats stored for this page, each with its content hash and size',
+      items: { type: 'object', required: ['format', 'hash', 'bytes'], properties: { format: { type: 'string' }, hash: { type: 'string' }, bytes: { type: 'integer' } } },
+    },
+  },
+} as const;
+
+export const pageListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ok: { type: 'boolean', description: 'only fetched (true) or only failed (false) pages' },
+    limit: limitProperty,
+    cursor: cursorProperty,
+    format: { type: 'string', enum: ['json', 'ndjson'], default: 'json', description: '`ndjson` streams every page of the job, one JSON object a line, without paging' },
+    include: { type: 'string', enum: ['html', 'text', 'markdown'], description: 'with `format=ndjson`: add each page\'s stored content in this format as a field of that name (null when not stored)' },
+  },
+} as const;
+
+export const pageContentQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['format'],
+  properties: { format: { type: 'string', enum: ['html', 'text', 'markdown'] } },
+} as const;
+
+export const itemSchema = {
+  $id: 'Item',
+  type: 'object',
+  required: ['item_key', 'fetch_id', 'url', 'fields', 'extracted_at'],
+  properties: {
+    item_key: { type: 'string' },
+    fetch_id: { type: 'string' },
+    url: { type: 'string' },
+    fields: { type: 'object', additionalProperties: { type: 'string' } },
+    extracted_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const itemListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    format: {
+      type: 'string',
+      enum: ['json', 'ndjson', 'csv'],
+      description: '`json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`)',
+    },
+    limit: limitProperty,
+    cursor: cursorProperty,
+  },
+} as const;
+
+export const logQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    last_event_id: { type: 'integer', minimum: 0, description: 'as the `Last-Event-ID` header, for clients that cannot set it' },
+    access_token: { type: 'string', description: 'the API key, for EventSource clients that cannot set headers' },
+  },
+} as const;

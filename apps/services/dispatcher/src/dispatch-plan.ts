@@ -1,0 +1,78 @@
+/**
+ * What one due slot turns into, pure. The job id is derived from the schedule and the slot, and
+ * the event ids from the job id, so dispatching the same slot twice (a crash between producing
+ * and committing, or two replicas racing) yields the very same events, which everything
+ * downstream absorbs.
+ */
+import type { CrawlSpec } from '@trawl/schemas';
+import { eventId, type EventBody } from '@trawl/streams';
+import { crawlSpec, jobIdForSlot, searchUrl, type Schedule, type Target, type Website } from '@trawl/store';
+
+export interface DispatchPlan {
+  readonly jobId: string;
+  readonly targetDue: { readonly id: string; readonly body: EventBody<'TargetDue'> };
+  readonly jobDispatched: { readonly id: string; readonly body: EventBody<'JobDispatched'> };
+}
+
+export interface PlanInput {
+  readonly schedule: Schedule;
+  readonly slot: Date;
+  readonly target?: Target | null;
+  readonly website?: Website | null;
+  /** The most pages the owner's quota leaves this job (its spec's max_pages is cut to it). */
+  readonly pageCap?: number;
+}
+
+export function planDispatch({ schedule, slot, target, website, pageCap }: PlanInput): DispatchPlan {
+  const jobId = jobIdForSlot(schedule.id, slot);
+  let spec: CrawlSpec;
+  let startUrls: readonly string[];
+  if (target) {
+    spec = crawlSpec(website);
+    startUrls = [searchUrl(target)];
+  } else if (schedule.request) {
+    spec = crawlSpec(website, {
+      depth: schedule.request.depth,
+      max_pages: schedule.request.max_pages,
+      formats: schedule.request.formats ?? [],
+      max_age: schedule.request.max_age ?? null,
+      ignore_cache: schedule.request.ignore_cache ?? false,
+      sitemap: schedule.request.sitemap ?? 'include',
+    });
+    startUrls = schedule.request.start_urls;
+  } else {
+    throw new Error(`schedule ${schedule.id} has neither a target nor a request`);
+  }
+  if (pageCap !== undefined && pageCap < spec.max_pages) spec = { ...spec, max_pages: pageCap };
+  const targetDueId = eventId('TargetDue', jobId);
+  return {
+    jobId,
+    targetDue: {
+      id: targetDueId,
+      body: {
+        job_id: jobId,
+        target_id: target?.id ?? null,
+        schedule_id: schedule.id,
+        website_id: website?.id ?? null,
+        user_id: schedule.owner_id,
+        slot_at: slot,
+      },
+    },
+    jobDispatched: {
+      id: eventId('JobDispatched', jobId),
+      body: {
+        job_id: jobId,
+        user_id: schedule.owner_id,
+        target_id: target?.id ?? null,
+        schedule_id: schedule.id,
+        search_url: startUrls[0] ?? '',
+        start_urls: startUrls,
+        keywords: target?.keywords ?? [],
+        location: target?.location ?? null,
+        spec,
+        attempt: 1,
+        params: schedule.request?.params ?? {},
+      },
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { Dispatcher } from './dispatcher.ts';

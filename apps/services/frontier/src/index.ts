@@ -1,0 +1,2 @@
+// The frontier is a process (src/main.ts), not a library: no package imports it, so it exports nothing.
+export {};

@@ -1,0 +1,10 @@
+export { replayCh, type ReplayChOptions, type ReplayChReport } from './replay/replay-ch.ts';
+export type { ReplayProgress, ReplayPhase, ProgressSink } from '@trawl/streams';
+export { startChProjector, type ChProjector, type ChProjectorOptions } from './projector/live-projector.ts';
+export { ClickHouse, type ClickHouseOptions } from './clickhouse/http-client.ts';
+export { setupAnalytics, applySchema, schemaFiles, SQL_DIR } from './schema/analytics-schema.ts';
+export { analyticsChecksum, checksumDifferences, type AnalyticsChecksum } from './queries/consistency.ts';
+export { jobTotals, jobTotalsFromFacts, type JobTotals } from './queries/analytics.ts';
+export { jobRunTimes } from './queries/job-run-times.ts';
+export { PROJECTION, PROJECTION_VERSION, projectionName } from './version.ts';
+export { DEFAULT_PROJECTED_TOPICS as DEFAULT_TOPICS, type ProjectedTopics } from '@trawl/streams';

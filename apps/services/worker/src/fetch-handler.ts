@@ -1,0 +1,138 @@
+/**
+ * The Kafka side of a worker: each FetchRequested goes through the crawl's PageProcessor (robots,
+ * politeness, fetch, parse), then its events are produced — items before their PageFetched, so by
+ * the time the frontier counts the page done, and may complete the job, everything the page
+ * yielded is durable in Kafka.
+ *
+ * A page is recorded whole or not at all, as far as size goes: its events are built bounded to the
+ * producer's event limit (pageEvents), then every one of them is encoded and measured before the
+ * first is sent. Should one still be over the limit, the page fails as a whole (a non-retriable
+ * TRAWL_EVENT_TOO_LARGE, then PageFailed) with none of its items written, instead of some items in
+ * Kafka, the page failed, and the read models' items disagreeing with the job's counters.
+ *
+ * A job that asks for formats (CrawlSpec.formats) has each HTML page's body and formats written to
+ * the content store before any of the page's events: a worker killed in between leaves objects
+ * (content-addressed, so its retry finds them and writes nothing twice) and no event; a store that
+ * does not answer fails the delivery as retriable. Other cacheable pages have their body stored for
+ * the HTTP cache, best effort (page-content-store.ts); a page served from the cache (a 304, or
+ * within max_age) names the stored body it was parsed from, and is marked `from_cache`.
+ *
+ * A start URL that is a site's root also reads the site's sitemaps (CrawlSpec.sitemap, the crawl's
+ * sitemap-reader.ts); their URLs travel in its PageFetched (`sitemap_urls`), for the frontier.
+ *
+ * Failures are thrown with their `retriable` flag: the streams consumer forwards retriable ones
+ * through the retry tiers and sends the rest (and the last attempt) to trawl.fetch.dlq; the
+ * dead-letter hook then produces PageFailed so the job can still complete. A page past its budget
+ * (page-budget.ts) fails with BudgetExceededError: retried, and poison after TRAWL_MAX_DELIVERIES
+ * deliveries without an outcome — its PageFailed then carries the streams error's code
+ * (TRAWL_POISON, TRAWL_BUDGET_EXCEEDED).
+ *
+ * A host that cannot take the fetch soon (HostBusyError: a Retry-After pause, or spacing past
+ * TRAWL_HOST_DEFER_AFTER_MS) defers it (DeferredError): the consumer parks it in a retry tier until
+ * its due time, as the same attempt, and its slot goes to the next fetch.
+ */
+import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EncodedEvent, type EventBody, type EventProducer, type Logger } from '@trawl/streams';
+import { HostBusyError, pageEvents, pageFailedEvent, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
+import type { EventMap, EventName, FetchRequested } from '@trawl/schemas';
+import type { Registry } from 'prom-client';
+import type { PageContentStore } from './page-content-store.ts';
+import { pageBudget } from './page-budget.ts';
+import type { SpecCache } from './spec-cache.ts';
+
+export interface FetchHandlerDeps {
+  /** The crawl's PageProcessor (parsing in-line or on threads). */
+  readonly processor: Pick<PageProcessor, 'process'>;
+  readonly producer: EventProducer;
+  readonly logger: Logger;
+  /** Jobs known to be over (cancelled, completed): their remaining fetches are skipped. */
+  readonly endedJobs: ReadonlySet<string>;
+  /** The wall clock a page's fetch and parse may take (TRAWL_PAGE_BUDGET_MS). */
+  readonly pageBudgetMs: number;
+  /** Specs by hash, for requests that carry `spec_hash` rather than the spec. */
+  readonly specs: Pick<SpecCache, 'get'>;
+  /** Where the pages of jobs asking for formats go; without it, none is kept. */
+  readonly content?: PageContentStore;
+  /** Where the fetch outcomes are counted; default the process-wide registry. */
+  readonly metrics?: Registry;
+}
+
+/** Fetch outcomes by class: `fetched` by HTTP status class (2xx…) and render mode, `failed` by error code, `error` (retried) by error class. */
+function fetchOutcomes(registry: Registry) {
+  return counterIn(registry, 'trawl_worker_fetches_total', 'Page fetches by outcome (fetched, failed, error: retried) and class (HTTP status class, error code or class) and render mode.', ['outcome', 'class', 'render_mode']);
+}
+
+export class FetchHandler {
+  private readonly outcomes;
+  private readonly fromCache;
+
+  constructor(private readonly deps: FetchHandlerDeps) {
+    this.outcomes = fetchOutcomes(deps.metrics ?? defaultMetrics);
+    this.fromCache = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_pages_from_cache_total', 'Pages whose stored body was parsed instead of one fetched now: not_modified (a conditional request answered 304), max_age (reused without a request).', ['reuse']);
+  }
+
+  async handle(event: ConsumedEventOf<'FetchRequested'>): Promise<void> {
+    if (this.deps.endedJobs.has(event.value.job_id)) return;
+    const request = await this.withSpec(event.value);
+    const budget = pageBudget(this.deps.pageBudgetMs, event.signal, request.url);
+    let page: Awaited<ReturnType<FetchHandlerDeps['processor']['process']>>;
+    try {
+      page = await budget.run(this.deps.processor.process(request, { signal: budget.signal }));
+    } catch (err) {
+      // The host cannot take it soon (Retry-After, spacing): parked until due, the consumer slot freed.
+      if (err instanceof HostBusyError) throw new DeferredError(err.message, err.dueAt, { cause: err });
+      this.outcomes.inc({ outcome: 'error', class: describeError(err).code ?? describeError(err).errorClass, render_mode: 'unknown' });
+      throw err;
+    }
+    // PageFetched has no field for it: what the parse limits left out is said here, once per page.
+    if (page.cut) this.deps.logger.warn({ job_id: request.job_id, url: request.url, cut: page.cut }, 'page cut by the parse limits');
+    // What the site's sitemaps gave, and why any document was not read, said once per site root.
+    if (page.sitemaps) {
+      const { urls, dropped, documents } = page.sitemaps;
+      this.deps.logger.info({ job_id: request.job_id, url: request.url, urls: urls.length, dropped, documents }, 'sitemaps read');
+    }
+    // Stored before PageFetched is produced: an event never names an object not yet written.
+    const content = this.deps.content ? await this.deps.content.store(request, page) : undefined;
+    const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes, ...(content ? { content } : {}) });
+    const encodedItems = await Promise.all(items.map((item) => this.encode('ItemExtracted', item)));
+    const encodedPage = await this.encode('PageFetched', fetched);
+    await Promise.all(encodedItems.map((item) => this.deps.producer.sendRaw(item)));
+    await this.deps.producer.sendRaw(encodedPage);
+    this.outcomes.inc({ outcome: 'fetched', class: fetched.status ? `${Math.floor(fetched.status / 100)}xx` : 'none', render_mode: String(fetched.render_mode ?? 'http') });
+    if (fetched.from_cache) this.fromCache.inc({ reuse: fetched.from_cache });
+  }
+
+  /** The dead-letter hook: a fetch given up for good still ends, as PageFailed. */
+  async onDeadLetter(dead: DeadLetter): Promise<void> {
+    if (dead.event?.name !== 'FetchRequested') {
+      this.deps.logger.error({ reason: dead.reason, origin: dead.origin, error: dead.errorMessage }, 'undecodable fetch request dead-lettered');
+      return;
+    }
+    const request = await this.withSpec(dead.event.value as FetchRequested);
+    const failed = pageFailedEvent(request, dead.error, dead.attempts);
+    // Given up by the consumer itself (poison, a budget overrun exhausted): its code says so.
+    const ended = dead.error instanceof StreamsError ? { ...failed, error_code: dead.error.code } : failed;
+    await this.emit('PageFailed', ended);
+    this.outcomes.inc({ outcome: 'failed', class: ended.error_code ?? 'unknown', render_mode: 'unknown' });
+  }
+
+  /** The request with its spec: inline in events written before the reference, else loaded by hash. */
+  private async withSpec(request: FetchRequested): Promise<FetchWithSpec> {
+    if (request.spec) return request as FetchWithSpec;
+    if (!request.spec_hash) throw new NonRetriableError(`FetchRequested ${request.fetch_id} carries neither a spec nor a spec_hash`);
+    return { ...request, spec: await this.deps.specs.get(request.spec_hash) };
+  }
+
+  private emit<N extends EventName>(name: N, event: EventMap[N]): Promise<string> {
+    return this.deps.producer.emit(name, ...this.split(event));
+  }
+
+  /** Encoded and measured, not sent: throws EventTooLargeError over the producer's limit. */
+  private encode<N extends EventName>(name: N, event: EventMap[N]): Promise<EncodedEvent> {
+    return this.deps.producer.encode(name, ...this.split(event));
+  }
+
+  private split<N extends EventName>(event: EventMap[N]): [EventBody<N>, { eventId: string; occurredAt: Date; causationId: string | null }] {
+    const { event_id, occurred_at, causation_id, ...body } = event as EventMap[N] & { event_id: string; occurred_at: Date; causation_id: string | null };
+    return [body as unknown as EventBody<N>, { eventId: event_id, occurredAt: occurred_at, causationId: causation_id }];
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The worker's side of the content store: what it keeps of each page, before the page's events.
+ *
+ * - A job that asks for formats: the body and each format, required — a store that does not answer
+ *   fails the delivery as retriable, since the PageFetched must name what the job asked for.
+ * - Any other HTML page fetched over HTTP with a 2xx, whole (not truncated): the body alone, for the
+ *   HTTP cache (TRAWL_HTTP_CACHE, on by default), so that a later crawl by the same user can
+ *   revalidate it (a 304 reuses this body) or reuse it within max_age. Best effort: a store that
+ *   does not answer leaves the page without a content hash (it is not cached, a later crawl fetches
+ *   it in full), and the store is not asked again for COOL_DOWN_MS, so an S3 outage slows no crawl.
+ * - A page served from the cache (ProcessedPage.cache): its body is stored already under its hash;
+ *   only the formats asked are derived and stored (HEAD-only when another job stored them).
+ *
+ * The bucket is checked at start in the background and again on first use, so a worker with
+ * TRAWL_HTTP_CACHE=off whose jobs never ask for formats runs without S3.
+ */
+import { ContentStore, FORMAT_MEDIA_TYPES, isContentFormat, storePageContent, type ContentFormat } from '@trawl/content';
+import type { FetchWithSpec, ProcessedPage, StoredContent } from '@trawl/crawl';
+import type { Logger } from '@trawl/streams';
+
+/** How long the best-effort store of cacheable bodies is skipped after a failure. */
+const COOL_DOWN_MS = 30_000;
+
+export interface PageContentStoreOptions {
+  /** Store the bodies of cacheable pages for the HTTP cache (TRAWL_HTTP_CACHE, default on). */
+  readonly httpCache?: boolean;
+  readonly now?: () => number;
+}
+
+const encoder = new TextEncoder();
+
+export class PageContentStore {
+  private ready: Promise<void> | undefined;
+  private readonly httpCache: boolean;
+  private readonly now: () => number;
+  private coolUntil = 0;
+
+  constructor(
+    private readonly contentStore: ContentStore,
+    private readonly logger: Logger,
+    options: PageContentStoreOptions = {},
+  ) {
+    this.httpCache = options.httpCache ?? true;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Creates the bucket if missing; a failure is logged here and retried on first use. */
+  prepare(): void {
+    this.ensureBucket().catch((err: unknown) => this.logger.warn({ err }, 'content store not ready; it is checked again when a page is stored'));
+  }
+
+  async store(request: FetchWithSpec, page: Pick<ProcessedPage, 'result' | 'cache'>): Promise<StoredContent | undefined> {
+    const { result } = page;
+    const formats = request.spec.formats.filter(isContentFormat) as ContentFormat[];
+    if (!result.isHtml || result.body === null) return undefined;
+    if (page.cache && formats.length === 0) return { contentHash: page.cache.contentHash, formats: [] };
+    if (formats.length > 0) {
+      await this.ensureBucket();
+      return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl }, formats);
+    }
+    if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
+    try {
+      await this.ensureBucket();
+      const put = await this.contentStore.put(encoder.encode(result.body), FORMAT_MEDIA_TYPES.html);
+      return { contentHash: put.hash, formats: [] };
+    } catch (err) {
+      this.coolUntil = this.now() + COOL_DOWN_MS;
+      this.logger.warn({ err, url: request.url, coolDownMs: COOL_DOWN_MS }, 'a page body could not be stored for the HTTP cache: pages are not cached meanwhile');
+      return undefined;
+    }
+  }
+
+  close(): void {
+    this.contentStore.close();
+  }
+
+  private ensureBucket(): Promise<void> {
+    this.ready ??= this.contentStore.ensureBucket().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+}
+
+/** What the HTTP cache keeps: whole HTML pages fetched over HTTP with a success (never a browser render: cache-plan.ts). */
+export function isCacheable(result: ProcessedPage['result']): boolean {
+  return result.renderMode === 'http' && result.status >= 200 && result.status < 300 && !result.truncated && result.isHtml && result.body !== null;
+}

@@ -1,0 +1,143 @@
+/**
+ * The worker service: consumes trawl.fetch and its retry tiers in the `trawl-worker` group with
+ * many fetches in flight per partition (a host's fetches share one partition), and produces
+ * PageFetched, ItemExtracted and, for what fails for good, PageFailed + a dead letter. Jobs that ask
+ * for formats have their pages kept in the content store (TRAWL_S3_URL, TRAWL_S3_BUCKET).
+ *
+ * Every page has a budget (page-budget.ts) and the event loop a watchdog (runService): a page
+ * that never ends, or blocks the loop, ends as a delivery without an outcome, and after
+ * TRAWL_MAX_DELIVERIES as a poison dead letter and the page's PageFailed.
+ */
+import {
+  consumerGroup,
+  createKafka,
+  defaultMetrics,
+  liveGaugeIn,
+  EventCodec,
+  EventProducer,
+  fetchRetryTiers,
+  NonRetriableError,
+  provisionTopics,
+  runEventConsumer,
+  joinedCheck,
+  kafkaCheck,
+  TOPICS,
+  type Logger,
+  type Service,
+} from '@trawl/streams';
+import { AddressPolicy, containBrowser, HostLimiter, hostLimiterOptionsFromEnv, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver, SitemapReader, sitemapLimitsFromEnv, type PageFetcher } from '@trawl/crawl';
+import { createPool, CRAWL_SPEC_MIGRATIONS, CRAWL_SPECS_OWNER, migrate } from '@trawl/store';
+import { ContentStore } from '@trawl/content';
+import { EndedJobs } from './ended-jobs.ts';
+import { PageContentStore } from './page-content-store.ts';
+import { FetchHandler } from './fetch-handler.ts';
+import { budgetedFetcher, pageBudgetMs } from './page-budget.ts';
+import { SpecCache } from './spec-cache.ts';
+import { StoredBodies } from './stored-bodies.ts';
+import { httpCacheEnabled } from './http-cache-config.ts';
+import { clampedSitemapLimits } from './sitemap-config.ts';
+
+const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+
+export interface WorkerOptions {
+  /** What pages are fetched over HTTP through (default: the HTTP fetcher itself; tests put a misbehaving page in front of it). */
+  readonly http?: (fetcher: HttpFetcher) => PageFetcher;
+}
+
+export async function startWorker(logger: Logger, options: WorkerOptions = {}): Promise<Service> {
+  // Configuration first: a bad TRAWL_FETCH_ALLOW entry stops the worker before it connects anywhere.
+  const policy = AddressPolicy.fromEnv();
+  const httpCache = httpCacheEnabled();
+  const politeness = hostLimiterOptionsFromEnv();
+  const budgetMs = pageBudgetMs();
+  // A root's sitemaps are read within its page budget: their clock never takes more than half of it,
+  // so a slow sitemap cuts the sitemaps short instead of failing the page.
+  const sitemapLimits = clampedSitemapLimits(sitemapLimitsFromEnv(), budgetMs);
+  const kafka = createKafka({ clientId: 'trawl-worker', logger });
+  await provisionTopics(kafka);
+  const codec = new EventCodec();
+  const producer = new EventProducer({ kafka, logger, codec });
+  await producer.connect();
+  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
+  producer.prepare(['PageFetched', 'PageFailed', 'ItemExtracted']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+
+  const resolver = new SafeResolver(policy);
+  const timeoutMs = int('TRAWL_FETCH_TIMEOUT_MS', 30_000);
+  const http = new HttpFetcher({
+    policy,
+    resolver,
+    totalTimeoutMs: timeoutMs,
+    headersTimeoutMs: Math.min(timeoutMs, 15_000),
+    bodyTimeoutMs: Math.min(timeoutMs, 15_000),
+    maxBodyBytes: int('TRAWL_FETCH_MAX_BYTES', 10 * 1024 * 1024),
+  });
+  // Decided at start, so an operator reads at once whether pages will render sandboxed: logged
+  // here and shown by `/readyz` (`facts.browserSandbox`).
+  const containment = await containBrowser();
+  const browserSandbox = containment.status;
+  if (browserSandbox.state === 'on') logger.info({ browserSandbox }, `Chromium runs as ${browserSandbox.user}, sandboxed`);
+  else logger.warn({ browserSandbox }, browserSandbox.reason ?? `Chromium sandbox ${browserSandbox.state}`);
+  // Chromium starts on the first page that needs it: most crawls never do.
+  const browser = lazyBrowserFetcher({ policy, resolver, containment, concurrency: int('TRAWL_BROWSER_CONCURRENCY', 2) });
+  // The browser pool's use, read at scrape time: renders waiting beyond its tabs mean pages queue for Chromium.
+  liveGaugeIn(defaultMetrics, 'trawl_browser_renders_pending', 'Browser renders asked for and not answered (in a tab or queued for one).', []).add(() => [[{}, browser.usage().pending]]);
+  liveGaugeIn(defaultMetrics, 'trawl_browser_tabs', 'Tabs the browser pool opens at most; 0 until Chromium is started.', []).add(() => {
+    const use = browser.usage();
+    return [[{}, use.started ? use.tabs : 0]];
+  });
+  const endedJobs = new EndedJobs();
+  await endedJobs.start({ kafka, logger });
+
+  const robots = new RobotsCache(http);
+  // Each host gets the most conservative policy of the jobs on it, within the platform's bounds.
+  const limiter = new HostLimiter(politeness);
+  // A page's budget starts with its fetch (robots.txt and the politeness wait come first, uncharged).
+  const parseLimits = parseLimitsFromEnv();
+  const contentStore = new ContentStore();
+  // The HTTP cache reads the bodies its entries name from the content store (stored-bodies.ts).
+  // Sitemaps go through the same safe fetcher, robots.txt and host limiter as pages, never the cache.
+  const processor = new PageProcessor({
+    http: budgetedFetcher(options.http?.(http) ?? http), browser: budgetedFetcher(browser), robots, limiter, parseLimits,
+    ...(httpCache ? { cache: new StoredBodies(contentStore, logger) } : {}),
+    sitemaps: new SitemapReader({ http, robots, limiter, limits: sitemapLimits }),
+  });
+  logger.info({ pageBudgetMs: budgetMs, parseLimits, politeness, httpCache, sitemapLimits }, 'page processing');
+  // Specs by hash (crawl_specs): FetchRequested names its job's spec rather than copying it.
+  const pool = createPool({ applicationName: 'trawl-worker', max: 4 });
+  await migrate(pool, CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS);
+  const specs = new SpecCache(pool, int('TRAWL_WORKER_SPEC_CACHE', 256));
+  const content = new PageContentStore(contentStore, logger, { httpCache });
+  content.prepare();
+  const handler = new FetchHandler({ processor, producer, logger, endedJobs, pageBudgetMs: budgetMs, specs, content });
+  const consumer = await runEventConsumer({
+    name: 'worker',
+    groupId: consumerGroup('trawl-worker'),
+    topics: [TOPICS.fetch],
+    retryTiers: fetchRetryTiers(),
+    deadLetterTopic: TOPICS.fetchDlq,
+    concurrency: int('TRAWL_WORKER_CONCURRENCY', 64),
+    kafka,
+    logger,
+    codec,
+    producer,
+    handler: (event) => {
+      if (event.name !== 'FetchRequested') throw new NonRetriableError(`trawl.fetch carries FetchRequested, not ${event.name}`);
+      return handler.handle(event);
+    },
+    onDeadLetter: (dead) => handler.onDeadLetter(dead),
+  });
+
+  return {
+    readiness: { consumer: joinedCheck(consumer.ready), kafka: kafkaCheck(kafka) },
+    facts: { browserSandbox },
+    async stop() {
+      await consumer.stop();
+      await endedJobs.stop();
+      await producer.disconnect();
+      await http.close();
+      await browser.close();
+      await pool.end();
+      content.close();
+    },
+  };
+}

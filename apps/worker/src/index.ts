@@ -1,2 +1,0 @@
-export * from './fetch-handler.ts';
-export * from './ended-jobs.ts';

@@ -1,0 +1,173 @@
+/**
+ * W3C trace context across Kafka, with OpenTelemetry: every produced event carries `traceparent`
+ * (and `tracestate`) in its Kafka headers, taken from the span active where it is emitted — an API
+ * request, a consumer's handling of the event that caused it — or a new root where there is none;
+ * every consumer continues the trace of the event it handles, so a crawl reads as one trace from
+ * POST /crawl to the projections' writes. Job and fetch ids travel as span attributes.
+ *
+ * Spans are always made and propagated; they leave the process only when an OTLP endpoint is
+ * configured (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, with the OTLP
+ * exporter's own OTEL_* settings; OTEL_TRACES_EXPORTER=none turns export off again).
+ */
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TextMapGetter } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { IHeaders } from 'kafkajs';
+
+export const TRACEPARENT_HEADER = 'traceparent';
+
+/** The tracer every Trawl span comes from. */
+export const trawlTracer = () => trace.getTracer('trawl');
+
+let provider: NodeTracerProvider | undefined;
+
+export function otlpExportConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  if ((env.OTEL_TRACES_EXPORTER ?? '').trim() === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * Registers the process's tracer provider (once): the context manager that carries the active
+ * span through awaits, the W3C propagator, and the OTLP exporter when configured. Returns whether
+ * spans are exported. Without a provider, the API's no-op tracer would propagate a parent's
+ * context but could not start a root.
+ */
+export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): { exporting: boolean } {
+  const exporting = otlpExportConfigured(env);
+  if (provider) return { exporting };
+  provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || `trawl-${service}` }),
+    spanProcessors: exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
+  });
+  provider.register();
+  return { exporting };
+}
+
+/** Sends the spans still buffered (a graceful stop). */
+export async function flushTraces(): Promise<void> {
+  await provider?.forceFlush();
+}
+
+const headerGetter: TextMapGetter<IHeaders> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => {
+    const value = carrier[key];
+    if (value === undefined) return undefined;
+    const one = Array.isArray(value) ? value[0] : value;
+    return one === undefined ? undefined : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
+  },
+};
+
+/** The trace context a Kafka record's headers carry (the root context when they carry none). */
+export function contextFromHeaders(headers: IHeaders | undefined): Context {
+  return headers ? propagation.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
+}
+
+/** Writes `ctx`'s trace context into `headers` as W3C `traceparent` / `tracestate`. */
+export function injectTraceHeaders(ctx: Context, headers: IHeaders): IHeaders {
+  propagation.inject(ctx, headers);
+  return headers;
+}
+
+/** The trace id a `traceparent` value names, or undefined. */
+export function traceIdOf(traceparent: string | undefined): string | undefined {
+  return /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1];
+}
+
+/** Span attributes of an event: its job and fetch ids, where it has them. */
+export function eventAttributes(value: unknown): Attributes {
+  const v = (value ?? {}) as { job_id?: unknown; fetch_id?: unknown; event_id?: unknown };
+  const out: Attributes = {};
+  if (typeof v.job_id === 'string') out['trawl.job_id'] = v.job_id;
+  if (typeof v.fetch_id === 'string') out['trawl.fetch_id'] = v.fetch_id;
+  if (typeof v.event_id === 'string') out['messaging.message.id'] = v.event_id;
+  return out;
+}
+
+/** The producer's span of one event, a child of the active span (or a new root). */
+export function startSendSpan(event: string, topic: string, value: unknown): Span {
+  return trawlTracer().startSpan(`send ${event}`, {
+    kind: SpanKind.PRODUCER,
+    attributes: { 'messaging.system': 'kafka', 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'trawl.event': event, ...eventAttributes(value) },
+  });
+}
+
+export function endSpan(span: Span, err?: unknown): void {
+  if (err !== undefined) {
+    span.recordException(err instanceof Error ? err : new Error(String(err)));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/** Runs `fn` in a span (active for what it emits), ended with `fn`'s outcome. */
+export async function inSpan<T>(span: Span, parent: Context, fn: () => Promise<T>): Promise<T> {
+  try {
+    const result = await context.with(trace.setSpan(parent, span), fn);
+    endSpan(span);
+    return result;
+  } catch (err) {
+    endSpan(span, err);
+    throw err;
+  }
+}
+
+/** A consumer's span of one message, continuing the trace its headers carry. */
+export function startProcessSpan(consumer: string, topic: string, partition: number, offset: string, event: string, value: unknown, parent: Context): Span {
+  return trawlTracer().startSpan(
+    `process ${event}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': topic,
+        'messaging.destination.partition.id': String(partition),
+        'messaging.kafka.offset': Number(offset),
+        'messaging.consumer.group.name': consumer,
+        'trawl.event': event,
+        ...eventAttributes(value),
+      },
+    },
+    parent,
+  );
+}
+
+const MAX_LINKS = 32;
+
+/**
+ * A projection batch's span: the child of its first event's trace (so one job's events, which
+ * share a partition, stay in their trace), linked to the other traces in the batch.
+ */
+export function startBatchSpan(projection: string, topic: string, partition: number, headers: readonly (IHeaders | undefined)[], firstValue: unknown): { span: Span; parent: Context } {
+  const contexts = headers.map(contextFromHeaders);
+  const parent = contexts[0] ?? ROOT_CONTEXT;
+  const parentTrace = trace.getSpanContext(parent)?.traceId;
+  const links: Link[] = [];
+  const seen = new Set<string>(parentTrace ? [parentTrace] : []);
+  for (const c of contexts) {
+    const sc = trace.getSpanContext(c);
+    if (!sc || seen.has(sc.traceId) || links.length >= MAX_LINKS) continue;
+    seen.add(sc.traceId);
+    links.push({ context: sc });
+  }
+  const span = trawlTracer().startSpan(
+    `project ${topic}`,
+    {
+      kind: SpanKind.CONSUMER,
+      links,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': topic,
+        'messaging.destination.partition.id': String(partition),
+        'messaging.batch.message_count': headers.length,
+        'trawl.projection': projection,
+        ...eventAttributes(firstValue),
+      },
+    },
+    parent,
+  );
+  return { span, parent };
+}
