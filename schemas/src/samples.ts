@@ -30,6 +30,7 @@ export const sampleSpec: CrawlSpec = {
   formats: [],
   max_age: null,
   ignore_cache: false,
+  store_in_cache: true,
   sitemap: 'include',
 };
 

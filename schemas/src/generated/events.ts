@@ -80,6 +80,8 @@ export interface CrawlSpec {
   readonly max_age: null | number;
   /** Bypass the HTTP cache: no reuse within max_age, no conditional request; every page is fetched in full (and still recorded in the cache). */
   readonly ignore_cache: boolean;
+  /** Keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl by the same user can revalidate it (a 304 reuses it) or reuse it within max_age. The API sets it true for a recurring schedule's runs and false otherwise unless the request says; events written before the field read true, as the HTTP cache then stored every page. */
+  readonly store_in_cache: boolean;
   /** What a start URL that is a site's root does with the site's sitemaps (robots.txt Sitemap lines, else /sitemap.xml): include adds their URLs to the crawl, only crawls them and the start URLs without following links, skip ignores them. */
   readonly sitemap: SitemapMode;
 }

@@ -3,7 +3,9 @@
  *
  * - An object is written once: put() asks HEAD first and writes only what is missing, so the same
  *   page fetched by any number of jobs is one object. Two writers racing on a new hash both PUT the
- *   same bytes under the same key, which leaves one object, identical either way.
+ *   same bytes under the same key, which leaves one object, identical either way. write() skips the
+ *   HEAD, for callers whose bodies are mostly new (the HTTP cache): one request instead of two, and
+ *   a body already there is rewritten with the same bytes.
  * - An object is whole or absent: S3 makes a PUT visible only once complete, so a writer killed
  *   mid-upload leaves nothing, and its retry writes it.
  * - Bodies are stored gzip-compressed (Content-Encoding stays unset, so no client or proxy
@@ -11,7 +13,8 @@
  * - The bucket is created on start when missing (ensureBucket), so a fresh S3Proxy or MinIO needs
  *   no setup step.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzipSync, gzip } from 'node:zlib';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -42,6 +45,8 @@ export interface StoredObject {
 }
 
 const MEDIA_TYPE_META = 'media-type';
+/** On libuv's thread pool, so that compressing a body does not hold the event loop. */
+const gzipAsync = promisify(gzip);
 
 function statusOf(err: unknown): number | undefined {
   return err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
@@ -95,12 +100,17 @@ export class ContentStore {
   async put(body: Uint8Array, mediaType: string): Promise<PutResult> {
     const hash = contentHash(body);
     if (await this.has(hash)) return { hash, bytes: body.byteLength, written: false };
+    return this.write(body, mediaType, hash);
+  }
+
+  /** Stores `body` under its hash without asking first whether it is there. */
+  async write(body: Uint8Array, mediaType: string, hash: string = contentHash(body)): Promise<PutResult> {
     try {
       await this.s3.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: objectKey(hash),
-          Body: gzipSync(body),
+          Body: await gzipAsync(body),
           ContentType: 'application/gzip',
           Metadata: { [MEDIA_TYPE_META]: mediaType },
         }),

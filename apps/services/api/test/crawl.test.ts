@@ -182,6 +182,18 @@ describe('POST /crawl and the HTTP cache', () => {
     expect(bad.json().error.field).toMatch(/sitemap/);
   });
 
+  it('keeps no bodies for the cache in a crawl that runs once unless it asks (store_in_cache), and the same crawl either way (dedupe)', async () => {
+    const { auth } = await api.user();
+    const once = (await crawl(auth, { start_urls: [`${URL_A}&keep`], depth: 1 })).json();
+    expect(dispatchedSpec(once.job_id)).toMatchObject({ store_in_cache: false });
+    expect((await crawl(auth, { start_urls: [`${URL_A}&keep`], depth: 1, store_in_cache: true })).json()).toMatchObject({ job_id: once.job_id, cached: true });
+    const kept = (await crawl(auth, { start_urls: [`${URL_A}&keep2`], depth: 1, store_in_cache: true })).json();
+    expect(dispatchedSpec(kept.job_id)).toMatchObject({ store_in_cache: true });
+    const bad = await crawl(auth, { start_urls: [URL_A], depth: 1, store_in_cache: 'yes' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.field).toMatch(/store_in_cache/);
+  });
+
   it('treats a crawl that differs only in max_age as the same crawl (dedupe)', async () => {
     const { auth } = await api.user();
     const first = (await crawl(auth, { start_urls: [`${URL_A}&same`], depth: 1 })).json();
@@ -203,6 +215,10 @@ describe('POST /crawl and the HTTP cache', () => {
     expect(res.statusCode).toBe(202);
     const schedule = await api.app.inject({ method: 'GET', url: `/schedules/${res.json().schedule_id}`, headers: auth });
     expect(schedule.json().request).toMatchObject({ max_age: 900, ignore_cache: true });
+    expect(schedule.json().request.store_in_cache).toBeUndefined();
+    const off = await crawl(auth, { start_urls: [URL_A], depth: 1, interval: '1h', store_in_cache: false });
+    const offSchedule = await api.app.inject({ method: 'GET', url: `/schedules/${off.json().schedule_id}`, headers: auth });
+    expect(offSchedule.json().request).toMatchObject({ store_in_cache: false });
   });
 
   it("keeps a sitemap mode with a schedule's request, for its runs", async () => {

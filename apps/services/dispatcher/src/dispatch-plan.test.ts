@@ -61,6 +61,17 @@ describe('planDispatch', () => {
     expect(planDispatch({ schedule: cached, slot: new Date() }).jobDispatched.body.spec).toMatchObject({ max_age: 900, ignore_cache: true });
   });
 
+  it("keeps bodies for the HTTP cache in a recurring schedule's runs, not in a one-time run, unless the request says", () => {
+    const spec = (s: Schedule) => planDispatch({ schedule: s, slot: new Date() }).jobDispatched.body.spec;
+    expect(spec(schedule).store_in_cache).toBe(true);
+    expect(spec({ ...schedule, cron: null, interval_ms: 3_600_000 }).store_in_cache).toBe(true);
+    expect(spec({ ...schedule, cron: null, run_at: new Date() }).store_in_cache).toBe(false);
+    expect(spec({ ...schedule, request: { ...schedule.request!, store_in_cache: false } }).store_in_cache).toBe(false);
+    expect(spec({ ...schedule, cron: null, run_at: new Date(), request: { ...schedule.request!, store_in_cache: true } }).store_in_cache).toBe(true);
+    const target = { id: 't1', owner_id: 'alice', website_id: 'w1', name: null, url_template: 'https://jobs.example/', keywords: [], location: null, active: true };
+    expect(planDispatch({ schedule: { ...schedule, request: null, target_id: 't1' }, slot: new Date(), target }).jobDispatched.body.spec.store_in_cache).toBe(true);
+  });
+
   it("carries the request's sitemap mode into the job spec (include by default)", () => {
     expect(planDispatch({ schedule, slot: new Date() }).jobDispatched.body.spec.sitemap).toBe('include');
     const only = { ...schedule, request: { ...schedule.request!, sitemap: 'only' as const } };

@@ -25,10 +25,13 @@ export interface PlanInput {
 
 export function planDispatch({ schedule, slot, target, website, pageCap }: PlanInput): DispatchPlan {
   const jobId = jobIdForSlot(schedule.id, slot);
+  // A recurring schedule's next run revalidates what this one fetched: its bodies are kept for the
+  // HTTP cache unless the request says otherwise. A one-time run keeps none unless asked.
+  const recurring = schedule.cron !== null || schedule.interval_ms !== null;
   let spec: CrawlSpec;
   let startUrls: readonly string[];
   if (target) {
-    spec = crawlSpec(website);
+    spec = crawlSpec(website, { store_in_cache: recurring });
     startUrls = [searchUrl(target)];
   } else if (schedule.request) {
     spec = crawlSpec(website, {
@@ -37,6 +40,7 @@ export function planDispatch({ schedule, slot, target, website, pageCap }: PlanI
       formats: schedule.request.formats ?? [],
       max_age: schedule.request.max_age ?? null,
       ignore_cache: schedule.request.ignore_cache ?? false,
+      store_in_cache: schedule.request.store_in_cache ?? recurring,
       sitemap: schedule.request.sitemap ?? 'include',
     });
     startUrls = schedule.request.start_urls;

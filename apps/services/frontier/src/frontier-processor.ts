@@ -56,12 +56,16 @@ export interface FrontierProcessorOptions {
   readonly sitemapMaxUrls?: number;
 }
 
-/** The cache keys of a batch's new requests: jobs with a user, not bypassing the cache, not rendered in a browser. */
+/**
+ * The cache keys of a batch's new requests: jobs with a user, not rendered in a browser (whose pages
+ * the cache never keeps). A job bypassing the cache (ignore_cache) is looked up too: its worker
+ * reuses nothing, but a page that has an entry gets the entry brought up to date with its body.
+ */
 function cacheKeys(decisions: readonly { decision: { state: FrontierState; emit: readonly FrontierEmit[] } }[]): CacheKey[] {
   const keys: CacheKey[] = [];
   for (const { decision } of decisions) {
     const { user_id: userId, spec } = decision.state;
-    if (userId === null || !spec || spec.ignore_cache || spec.requires_browser) continue;
+    if (userId === null || !spec || spec.requires_browser) continue;
     for (const e of decision.emit) if (e.type === 'FetchRequested') keys.push({ userId, url: e.data.url });
   }
   return keys;

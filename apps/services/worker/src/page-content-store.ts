@@ -3,11 +3,16 @@
  *
  * - A job that asks for formats: the body and each format, required — a store that does not answer
  *   fails the delivery as retriable, since the PageFetched must name what the job asked for.
- * - Any other HTML page fetched over HTTP with a 2xx, whole (not truncated): the body alone, for the
- *   HTTP cache (TRAWL_HTTP_CACHE, on by default), so that a later crawl by the same user can
- *   revalidate it (a 304 reuses this body) or reuse it within max_age. Best effort: a store that
- *   does not answer leaves the page without a content hash (it is not cached, a later crawl fetches
- *   it in full), and the store is not asked again for COOL_DOWN_MS, so an S3 outage slows no crawl.
+ * - Any other HTML page fetched over HTTP with a 2xx, whole (not truncated), of a job that keeps
+ *   bodies for the HTTP cache (CrawlSpec.store_in_cache: a recurring schedule's runs by default) or
+ *   already in the user's cache (the request carries its entry, which is kept up to date): the
+ *   body alone, so that a later crawl by the same user can revalidate it (a 304 reuses this body)
+ *   or reuse it within max_age. A crawl that runs once stores nothing by default: an object write
+ *   per page is most of what such a crawl would spend on the cache. Written without a HEAD first
+ *   (ContentStore.write): such bodies are mostly new. Best effort: a store that does not answer
+ *   leaves the page without a content hash (it is not cached, a later crawl fetches it in full),
+ *   and the store is not asked again for COOL_DOWN_MS, so an S3 outage slows no crawl.
+ *   TRAWL_HTTP_CACHE=off turns the HTTP cache off whatever the jobs ask.
  * - A page served from the cache (ProcessedPage.cache): its body is stored already under its hash;
  *   only the formats asked are derived and stored (HEAD-only when another job stored them).
  *
@@ -22,7 +27,7 @@ import type { Logger } from '@trawl/streams';
 const COOL_DOWN_MS = 30_000;
 
 export interface PageContentStoreOptions {
-  /** Store the bodies of cacheable pages for the HTTP cache (TRAWL_HTTP_CACHE, default on). */
+  /** Store the bodies of cacheable pages for the HTTP cache when their job asks (TRAWL_HTTP_CACHE, default on). */
   readonly httpCache?: boolean;
   readonly now?: () => number;
 }
@@ -59,9 +64,10 @@ export class PageContentStore {
       return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl }, formats);
     }
     if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
+    if (!request.spec.store_in_cache && !request.cached) return undefined;
     try {
       await this.ensureBucket();
-      const put = await this.contentStore.put(encoder.encode(result.body), FORMAT_MEDIA_TYPES.html);
+      const put = await this.contentStore.write(encoder.encode(result.body), FORMAT_MEDIA_TYPES.html);
       return { contentHash: put.hash, formats: [] };
     } catch (err) {
       this.coolUntil = this.now() + COOL_DOWN_MS;

@@ -18,7 +18,7 @@ import { StoredBodies } from '../src/stored-bodies.ts';
 const logger = testLogger('worker-http-cache');
 const HTML = '<html><body><h1>Stock</h1><a href="/next">next</a></body></html>';
 
-/** Counts the calls that reach the real store: PUTs, and bucket checks. */
+/** Counts the calls that reach the real store: writes (with or without a HEAD first), and bucket checks. */
 class CountingStore extends ContentStore {
   puts = 0;
   bucketChecks = 0;
@@ -26,13 +26,17 @@ class CountingStore extends ContentStore {
     this.puts++;
     return super.put(body, mediaType);
   }
+  override write(body: Uint8Array, mediaType: string, hash?: string) {
+    this.puts++;
+    return super.write(body, mediaType, hash);
+  }
   override ensureBucket() {
     this.bucketChecks++;
     return super.ensureBucket();
   }
 }
 
-const request = (formats: string[] = []): FetchWithSpec => ({
+const request = (formats: string[] = [], over: { storeInCache?: boolean; cached?: FetchWithSpec['cached'] } = {}): FetchWithSpec => ({
   event_id: '0b6d9c1e-5a3f-5e7b-9c2d-000000000004',
   occurred_at: new Date(),
   causation_id: null,
@@ -41,10 +45,10 @@ const request = (formats: string[] = []): FetchWithSpec => ({
   url: 'https://shop.example/stock',
   depth: 0,
   referrer: null,
-  spec: { ...crawlSpec(null), formats },
+  spec: { ...crawlSpec(null), formats, store_in_cache: over.storeInCache ?? true },
   spec_hash: null,
   params: {},
-  cached: null,
+  cached: over.cached ?? null,
 });
 
 const result = (over: Partial<FetchResult> = {}): FetchResult => ({
@@ -87,6 +91,21 @@ describe('bodies stored for the HTTP cache', () => {
     const withFormats = await store.store(request(['markdown']), page({}, { reuse: 'max_age', contentHash: hash }));
     expect(withFormats?.contentHash).toBe(hash);
     expect(withFormats?.formats.map((f) => f.format)).toEqual(['markdown']);
+  });
+
+  it('stores nothing for a job that keeps no bodies (store_in_cache false), unless the page is in the cache already', async () => {
+    const store = new PageContentStore(counting, logger);
+    const before = counting.puts;
+    expect(await store.store(request([], { storeInCache: false }), page({ body: `${HTML}<!-- once -->` }))).toBeUndefined();
+    expect(counting.puts).toBe(before);
+    // In the user's cache (the request carries its entry): the entry is kept up to date with the new body.
+    const entry = { content_hash: 'a'.repeat(64), fetched_at: new Date(0), final_url: 'https://shop.example/stock', status: 200, content_type: 'text/html', etag: '"v1"', last_modified: null };
+    const changed = `${HTML}<!-- changed -->`;
+    const stored = await store.store(request([], { storeInCache: false, cached: entry }), page({ body: changed }));
+    expect(stored).toEqual({ contentHash: contentHash(new TextEncoder().encode(changed)), formats: [] });
+    expect(await s3.has(stored!.contentHash)).toBe(true);
+    // Formats are the job's request, whatever it keeps for the cache.
+    expect((await store.store(request(['text'], { storeInCache: false }), page({ body: `${HTML}<!-- once, text -->` })))?.formats.map((f) => f.format)).toEqual(['text']);
   });
 
   it('stores nothing for the cache with TRAWL_HTTP_CACHE off (formats are still kept)', async () => {

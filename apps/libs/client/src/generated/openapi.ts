@@ -205,6 +205,8 @@ export interface paths {
                         sitemap?: "include" | "only" | "skip";
                         /** @description bypass both caches: start a new job even if an identical one ran within the dedupe TTL, and fetch every page in full (no reuse within `max_age`, no conditional request). Also `?ignore_cache=true` */
                         ignore_cache?: boolean;
+                        /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
+                        store_in_cache?: boolean;
                         params?: {
                             [key: string]: string;
                         };
@@ -1941,6 +1943,8 @@ export interface paths {
                             max_age?: number;
                             /** @description every run bypasses the HTTP cache (fetches every page in full) */
                             ignore_cache?: boolean;
+                            /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
+                            store_in_cache?: boolean;
                             /**
                              * @description what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job
                              * @enum {string}
@@ -4758,6 +4762,8 @@ export interface components {
                 max_age?: number | null;
                 /** @description runs bypass the HTTP cache */
                 ignore_cache?: boolean;
+                /** @description runs keep page bodies for the HTTP cache; absent: true for a recurring schedule */
+                store_in_cache?: boolean;
                 /**
                  * @description what runs do with the sitemaps of start URLs that are a site's root (`POST /crawl`); absent: `include`
                  * @enum {string}

@@ -22,6 +22,7 @@ export function testSpec(overrides: Partial<CrawlSpec> = {}): CrawlSpec {
     formats: [],
     max_age: null,
     ignore_cache: false,
+    store_in_cache: false,
     sitemap: 'include',
     ...overrides,
   };

@@ -12,6 +12,8 @@ export interface SpecLimits {
   readonly max_age?: number | null;
   /** Bypass the HTTP cache (POST /crawl `ignore_cache`); default false. */
   readonly ignore_cache?: boolean | null;
+  /** Keep page bodies for the HTTP cache (POST /crawl `store_in_cache`); default false (a recurring schedule's runs pass true). */
+  readonly store_in_cache?: boolean | null;
   /** What start URLs that are a site's root do with its sitemaps (POST /crawl `sitemap`); default include. */
   readonly sitemap?: CrawlSpec['sitemap'] | null;
 }
@@ -42,6 +44,7 @@ export function crawlSpec(website: Website | null | undefined, limits: SpecLimit
     formats: limits.formats ?? [],
     max_age: limits.max_age ?? null,
     ignore_cache: limits.ignore_cache ?? false,
+    store_in_cache: limits.store_in_cache ?? false,
     sitemap: limits.sitemap ?? 'include',
   };
 }

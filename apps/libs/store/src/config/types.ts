@@ -50,6 +50,8 @@ export interface CrawlRequest {
   readonly max_age?: number | null;
   /** Bypass the HTTP cache (a schedule's runs fetch every page in full); absent: false. */
   readonly ignore_cache?: boolean;
+  /** Keep page bodies for the HTTP cache (CrawlSpec.store_in_cache); absent: true for a recurring schedule's runs, false otherwise. */
+  readonly store_in_cache?: boolean;
   /** What start URLs that are a site's root do with its sitemaps; absent: `include`. */
   readonly sitemap?: 'include' | 'only' | 'skip';
 }

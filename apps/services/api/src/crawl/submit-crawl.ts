@@ -57,6 +57,8 @@ export interface CrawlBody {
   /** Scheduled crawls: a slot is answered from an identical crawl started within the dedupe TTL. */
   readonly dedupe?: boolean;
   readonly ignore_cache?: boolean;
+  /** Keep page bodies for the HTTP cache; default false, true for a recurring schedule's runs. */
+  readonly store_in_cache?: boolean;
   readonly params?: Readonly<Record<string, string>>;
   readonly formats?: readonly string[];
   readonly content_retention?: number;
@@ -107,7 +109,7 @@ export class CrawlService {
   /** The request a crawl body asks for, its spider usable by the caller and its params complete (also what a schedule's PATCH stores). */
   async checkedRequest(
     userId: string,
-    body: Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'sitemap'>,
+    body: Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'store_in_cache' | 'sitemap'>,
   ): Promise<{ request: CrawlRequest; website: Website | null }> {
     checkRetention(body.content_retention, this.options.maxContentRetentionSeconds);
     const website = await this.spider(userId, body.spider);
@@ -122,6 +124,7 @@ export class CrawlService {
       // The HTTP cache; the dedupe key leaves both out: a crawl that only reuses pages differently is the same crawl.
       ...(body.max_age ? { max_age: body.max_age } : {}),
       ...(body.ignore_cache ? { ignore_cache: true } : {}),
+      ...(body.store_in_cache !== undefined ? { store_in_cache: body.store_in_cache } : {}),
       // Stored (and in the dedupe key) only when it is not the default, so requests from before sitemaps read the same.
       ...(body.sitemap && body.sitemap !== 'include' ? { sitemap: body.sitemap } : {}),
     };
@@ -232,7 +235,7 @@ export class CrawlService {
           'JobDispatched',
           { job_id: jobId, user_id: userId, target_id: null, schedule_id: null, search_url: request.start_urls[0]!,
             start_urls: request.start_urls, keywords: [], location: null,
-            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, sitemap: request.sitemap ?? 'include' }),
+            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include' }),
             attempt: 1, params: request.params },
           { eventId: eventId('JobDispatched', jobId), causationId: requestedId, key: jobId },
         ),

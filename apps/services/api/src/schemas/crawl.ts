@@ -67,6 +67,11 @@ export const crawlBodySchema = {
       description: "what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job",
     },
     ignore_cache: { type: 'boolean', description: 'bypass both caches: start a new job even if an identical one ran within the dedupe TTL, and fetch every page in full (no reuse within `max_age`, no conditional request). Also `?ignore_cache=true`' },
+    store_in_cache: {
+      type: 'boolean',
+      description:
+        "keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way",
+    },
     params: {
       type: 'object',
       maxProperties: 50,
