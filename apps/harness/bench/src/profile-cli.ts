@@ -9,7 +9,8 @@
  *
  * A profile spans the process's whole life: start-up (loading modules) shows as its own
  * category and is left out of the per-page figures, which divide the rest by the pages crawled
- * (the round's plus the 20-page warm-up).
+ * (the round's plus the 20-page warm-up). `--variant label:SETTINGS` (as for `npm run bench`)
+ * profiles a pipeline with those settings instead of the default one.
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +46,8 @@ async function profiledCrawl(): Promise<{ pages: number; pagesPerSecond: number 
     projectors: options.projectors,
     cpuProfile: apps,
     cpuProfileDir: dir,
+    // The first --variant's settings, to profile a pipeline other than the default one.
+    ...(options.variants[0] ? { env: options.variants[0].env, spec: options.variants[0].spec } : {}),
   });
   try {
     progress(`profiling ${apps.join(', ')}; crawling ${options.site.pages} pages`);

@@ -13,8 +13,7 @@
  * - The bucket is created on start when missing (ensureBucket), so a fresh S3Proxy or MinIO needs
  *   no setup step.
  */
-import { promisify } from 'node:util';
-import { gunzipSync, gzip } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -45,8 +44,6 @@ export interface StoredObject {
 }
 
 const MEDIA_TYPE_META = 'media-type';
-/** On libuv's thread pool, so that compressing a body does not hold the event loop. */
-const gzipAsync = promisify(gzip);
 
 function statusOf(err: unknown): number | undefined {
   return err instanceof S3ServiceException ? err.$metadata.httpStatusCode : undefined;
@@ -110,7 +107,7 @@ export class ContentStore {
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: objectKey(hash),
-          Body: await gzipAsync(body),
+          Body: gzipSync(body),
           ContentType: 'application/gzip',
           Metadata: { [MEDIA_TYPE_META]: mediaType },
         }),

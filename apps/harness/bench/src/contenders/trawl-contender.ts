@@ -22,7 +22,7 @@ import type { SiteProcess } from '../site/site-process.ts';
 import { steadyPagesPerSecond } from '../site/site-stats.ts';
 import { ProcessSampler, round, type GroupUsage, type ProcessGroup } from '../measure/process-sampler.ts';
 import { descendantPids, findPids } from '../measure/proc-stat.ts';
-import { clickhouseServerPid, kafkaBrokerPid } from '../measure/stack-pids.ts';
+import { clickhouseServerPid, s3ServerPid, kafkaBrokerPid } from '../measure/stack-pids.ts';
 import { ProjectorLag } from '../measure/projector-lag.ts';
 import { onInterrupt } from '../measure/on-interrupt.ts';
 
@@ -312,6 +312,8 @@ export class TrawlContender {
     if (broker !== null) groups.push({ label: 'kafka broker', pids: () => [broker], shared: true });
     const clickhouse = this.projectors.includes('projector-ch') ? clickhouseServerPid() : null;
     if (clickhouse !== null) groups.push({ label: 'clickhouse server', pids: () => [clickhouse], shared: true });
+    const s3 = s3ServerPid();
+    if (s3 !== null) groups.push({ label: 's3 server', pids: () => [s3], shared: true });
     groups.push({ label: 'site server', pids: () => [this.site.pid] });
     return groups;
   }

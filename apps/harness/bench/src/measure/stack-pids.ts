@@ -18,6 +18,11 @@ export function kafkaBrokerPid(): number | null {
   return pidFile('kafka') ?? findPids('kafka.Kafka')[0] ?? null;
 }
 
+/** The S3 server of the content store (S3Proxy locally): page bodies kept for the HTTP cache and formats. */
+export function s3ServerPid(): number | null {
+  return pidFile('s3') ?? findPids('s3proxy')[0] ?? null;
+}
+
 export function clickhouseServerPid(): number | null {
   return pidFile('clickhouse') ?? findPids('clickhouse-server')[0] ?? null;
 }
