@@ -36,10 +36,12 @@ export {
   EventProducer,
   maxEventBytesFromEnv,
   type EmitOptions,
+  type RouteOptions,
   type EncodedEvent,
   type EventBody,
   type RawMessage,
 } from './producer/event-producer.ts';
+export { startServiceProducer, type ServiceProducerOptions } from './producer/service-producer.ts';
 export { endOffsets, readEvents, readTopics, type LoggedEvent, type LoggedMessage } from './reader/topic-reader.ts';
 export { runService, type Service } from './service/run-service.ts';
 export { operatorPortFromEnv, operatorPortVariable, startOperatorServer } from './service/operator-server.ts';

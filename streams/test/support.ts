@@ -5,7 +5,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { EventMap, EventName } from '@trawl/schemas';
-import { EventCodec, EventProducer, MetricsRegistry, type EmitOptions } from '@trawl/streams';
+import { EventCodec, EventProducer, MetricsRegistry, type RouteOptions } from '@trawl/streams';
 import { createTestTopics, deleteSubjects, requireStack, testKafka, testLogger, type TestTopicSpec, type TestTopics } from '@trawl/streams/testing';
 
 export interface Harness {
@@ -46,13 +46,8 @@ export function emitSample<N extends EventName>(
   producer: EventProducer,
   name: N,
   overrides: Partial<EventMap[N]>,
-  options: EmitOptions & { topic: string },
+  options: RouteOptions & { topic: string },
   base: EventMap[N],
 ): Promise<string> {
-  const { event_id, occurred_at, causation_id, ...body } = { ...base, ...overrides } as EventMap[N] & {
-    event_id: string;
-    occurred_at: Date;
-    causation_id: string | null;
-  };
-  return producer.emit(name, body as never, { eventId: event_id, occurredAt: occurred_at, causationId: causation_id, ...options });
+  return producer.emitEvent(name, { ...base, ...overrides }, options);
 }

@@ -55,6 +55,9 @@ export interface EmitOptions {
   readonly topic?: string;
 }
 
+/** Where a complete event goes: its envelope (id, time, cause) is the event's own. */
+export type RouteOptions = Pick<EmitOptions, 'key' | 'headers' | 'topic'>;
+
 export interface RawMessage {
   readonly topic: string;
   readonly key: string | Buffer | null;
@@ -184,9 +187,17 @@ export class EventProducer {
   }
 
   /** Encodes and sends one event; resolves once Kafka has acknowledged it. Returns its event_id. */
-  async emit<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<string> {
-    const span = startSendSpan(name, options.topic ?? EVENT_TOPIC[name], body);
-    const e = this.envelope(name, body, options, trace.setSpan(context.active(), span));
+  emit<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<string> {
+    return this.emitEvent(name, this.complete(body, options), options);
+  }
+
+  /**
+   * emit() for an event that carries its envelope already (event_id, occurred_at, causation_id),
+   * as a decider's output does: sent as it is, never taken apart and put together again.
+   */
+  async emitEvent<N extends EventName>(name: N, event: EventMap[N], options: RouteOptions = {}): Promise<string> {
+    const span = startSendSpan(name, options.topic ?? EVENT_TOPIC[name], event);
+    const e = this.route(name, event, options, trace.setSpan(context.active(), span));
     span.setAttribute('messaging.message.id', e.eventId);
     try {
       await this.enqueue(name, e);
@@ -232,8 +243,13 @@ export class EventProducer {
    * Encodes one event without sending it, and measures it: throws EventTooLargeError when it is over
    * the limit. Send it with `sendRaw()`; events encoded one after another go out in sendRaw order.
    */
-  async encode<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<EncodedEvent> {
-    const e = this.envelope(name, body, options);
+  encode<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions = {}): Promise<EncodedEvent> {
+    return this.encodeEvent(name, this.complete(body, options), options);
+  }
+
+  /** encode() for an event that carries its envelope already (see emitEvent). */
+  async encodeEvent<N extends EventName>(name: N, event: EventMap[N], options: RouteOptions = {}): Promise<EncodedEvent> {
+    const e = this.route(name, event, options);
     try {
       const value = await this.codec.encode(e.topic, name, e.value);
       const bytes = recordBytes({ key: e.key, value, headers: e.headers });
@@ -265,19 +281,23 @@ export class EventProducer {
     });
   }
 
-  /** The envelope, and headers carrying the event's name and the trace context `ctx` (the active one by default). */
-  private envelope<N extends EventName>(name: N, body: EventBody<N>, options: EmitOptions, ctx: Context = context.active()) {
-    const eventId = options.eventId ?? randomEventId();
-    const value = {
-      event_id: eventId,
+  /** The body with its envelope: the options' id, time and cause, else a random id, now and none. */
+  private complete<N extends EventName>(body: EventBody<N>, options: EmitOptions): EventMap[N] {
+    return {
+      event_id: options.eventId ?? randomEventId(),
       occurred_at: options.occurredAt ?? new Date(),
       causation_id: options.causationId ?? null,
       ...body,
     } as unknown as EventMap[N];
+  }
+
+  /** Topic, key (the event's job_id by default), and headers carrying the event's name and the trace context `ctx` (the active one by default). */
+  private route<N extends EventName>(name: N, event: EventMap[N], options: RouteOptions, ctx: Context = context.active()) {
+    const eventId = (event as { event_id: string }).event_id;
     const topic = options.topic ?? EVENT_TOPIC[name];
-    const key = options.key ?? (body as { job_id?: string }).job_id ?? null;
+    const key = options.key ?? (event as { job_id?: string }).job_id ?? null;
     const headers: IHeaders = injectTraceHeaders(ctx, { 'trawl-event': name, ...options.headers });
-    return { eventId, value, topic, key, headers };
+    return { eventId, value: event, topic, key, headers };
   }
 
   private tooLarge(name: EventName, eventId: string, topic: string, bytes: number): EventTooLargeError | undefined {

@@ -5,7 +5,7 @@
  * dedupe lives in Postgres, and each instance has its own live subscription for its own sockets
  * (rate limits are per instance).
  */
-import { createKafka, endpoints, EventProducer, provisionTopics, runService, subscribeLive } from '@trawl/streams';
+import { createKafka, endpoints, startServiceProducer, runService, subscribeLive } from '@trawl/streams';
 import { CONFIG_MIGRATIONS, createPool, migrate, purgeSettledLedger, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
@@ -25,11 +25,7 @@ await runService('api', async (logger) => {
   await migrate(pool, API_MIGRATION_OWNER, API_MIGRATIONS);
   await migrate(pool, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS);
   const kafka = createKafka({ clientId: 'trawl-api', logger });
-  await provisionTopics(kafka);
-  const producer = new EventProducer({ kafka, logger });
-  await producer.connect();
-  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
-  producer.prepare(['CrawlRequested', 'JobDispatched', 'JobCancelled']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+  const producer = await startServiceProducer({ kafka, logger, emits: ['CrawlRequested', 'JobDispatched', 'JobCancelled'] });
 
   const readiness = defaultReadinessChecks(pool, kafka, ep);
   const app = await buildApp({

@@ -3,7 +3,7 @@
  * dispatches due schedules. Any number of replicas may run; SKIP LOCKED shares the work.
  */
 import cron from 'node-cron';
-import { createKafka, EventProducer, kafkaCheck, postgresCheck, provisionTopics, runService } from '@trawl/streams';
+import { createKafka, kafkaCheck, postgresCheck, startServiceProducer, runService } from '@trawl/streams';
 import { CONFIG_MIGRATIONS, createPool, migrate } from '@trawl/store';
 import { Dispatcher } from './dispatcher.ts';
 
@@ -11,11 +11,7 @@ await runService('dispatcher', async (logger) => {
   const pool = createPool({ applicationName: 'trawl-dispatcher', max: 4 });
   await migrate(pool, 'config', CONFIG_MIGRATIONS);
   const kafka = createKafka({ clientId: 'trawl-dispatcher', logger });
-  await provisionTopics(kafka);
-  const producer = new EventProducer({ kafka, logger });
-  await producer.connect();
-  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
-  producer.prepare(['TargetDue', 'JobDispatched']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+  const producer = await startServiceProducer({ kafka, logger, emits: ['TargetDue', 'JobDispatched'] });
   const dispatcher = new Dispatcher({ pool, producer, logger });
 
   let running: Promise<unknown> = Promise.resolve();

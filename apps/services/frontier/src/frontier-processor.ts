@@ -161,18 +161,16 @@ export class FrontierProcessor {
   private produce(e: FrontierEmit, cached: CachedPage | undefined): Promise<string> {
     const request = e.type === 'FetchRequested' && cached ? { ...e.data, cached } : e.data;
     const data = e.type === 'FetchRequested' && this.specs ? bySpecReference(withInlineSpec(request as typeof e.data)) : request;
-    const { event_id, occurred_at, causation_id, ...body } = data;
-    const options = { eventId: event_id, occurredAt: occurred_at, causationId: causation_id };
     switch (e.type) {
       case 'FetchRequested':
         // Keyed by host: one host's fetches share a partition, so one worker owns its politeness.
-        return this.producer.emit('FetchRequested', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, { ...options, key: hostOf(e.data.url) });
+        return this.producer.emitEvent('FetchRequested', data as typeof e.data, { key: hostOf(e.data.url) });
       case 'PageFailed':
-        return this.producer.emit('PageFailed', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, options);
+        return this.producer.emitEvent('PageFailed', e.data);
       case 'JobCompleted':
-        return this.producer.emit('JobCompleted', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, options);
+        return this.producer.emitEvent('JobCompleted', e.data);
       case 'JobFailed':
-        return this.producer.emit('JobFailed', body as Omit<typeof e.data, 'event_id' | 'occurred_at' | 'causation_id'>, options);
+        return this.producer.emitEvent('JobFailed', e.data);
     }
   }
 }

@@ -4,7 +4,7 @@
  * Offsets live in Postgres with the state, so state and progress through the log never disagree.
  */
 import {
-  catalogueOptions, consumerGroup, CoPartitionedAssigner, createKafka, defaultMetrics, EventCodec, EventProducer, provisionTopics,
+  catalogueOptions, consumerGroup, CoPartitionedAssigner, createKafka, defaultMetrics, EventCodec, startServiceProducer,
   joinedCheck, postgresCheck, readProjectionOffsets, runProjection, runService, TOPICS, watermarks,
 } from '@trawl/streams';
 import { sitemapLimitsFromEnv } from '@trawl/crawl';
@@ -28,12 +28,8 @@ await runService('frontier', async (logger) => {
   const sitemapMaxUrls = sitemapLimitsFromEnv().maxUrls;
   const pool = createPool({ applicationName: 'trawl-frontier', max: 8 });
   const kafka = createKafka({ clientId: 'trawl-frontier', logger });
-  await provisionTopics(kafka);
   const codec = new EventCodec();
-  const producer = new EventProducer({ kafka, logger, codec });
-  await producer.connect();
-  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
-  producer.prepare(['FetchRequested', 'PageFailed', 'JobCompleted', 'JobFailed']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+  const producer = await startServiceProducer({ kafka, logger, codec, emits: ['FetchRequested', 'PageFailed', 'JobCompleted', 'JobFailed'] });
   const store = new FrontierStore();
   const processor = new FrontierProcessor(store, producer, logger, { specs: new SpecWriter(pool), cache: new HttpCacheReader(pool, logger), sitemapMaxUrls });
 

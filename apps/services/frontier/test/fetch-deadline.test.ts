@@ -34,10 +34,10 @@ class StandInProducer {
   /** Refuse every send after this many more (null: never). */
   refuseAfter: number | null = null;
   readonly produced: Produced[] = [];
-  async emit(name: string, body: Record<string, unknown>, options: { eventId: string }): Promise<string> {
+  async emitEvent(name: string, event: Record<string, unknown> & { event_id: string }): Promise<string> {
     if (this.refuseAfter !== null && this.refuseAfter-- <= 0) throw new Error('not acknowledged');
-    this.produced.push({ name, eventId: options.eventId, body });
-    return options.eventId;
+    this.produced.push({ name, eventId: event.event_id, body: event });
+    return event.event_id;
   }
 }
 

@@ -25,7 +25,7 @@ afterAll(async () => db?.drop());
 class StandInProducer {
   refuse = false;
   readonly emitted: string[] = [];
-  async emit(name: string): Promise<string> {
+  async emitEvent(name: string): Promise<string> {
     if (this.refuse) throw new Error('not acknowledged');
     this.emitted.push(name);
     return randomUUID();

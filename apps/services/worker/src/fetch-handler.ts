@@ -31,9 +31,9 @@
  * TRAWL_HOST_DEFER_AFTER_MS) defers it (DeferredError): the consumer parks it in a retry tier until
  * its due time, as the same attempt, and its slot goes to the next fetch.
  */
-import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EncodedEvent, type EventBody, type EventProducer, type Logger } from '@trawl/streams';
+import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EventProducer, type Logger } from '@trawl/streams';
 import { HostBusyError, pageEvents, pageFailedEvent, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
-import type { EventMap, EventName, FetchRequested } from '@trawl/schemas';
+import type { FetchRequested } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
 import type { PageContentStore } from './page-content-store.ts';
 import { pageBudget } from './page-budget.ts';
@@ -93,8 +93,8 @@ export class FetchHandler {
     // Stored before PageFetched is produced: an event never names an object not yet written.
     const content = this.deps.content ? await this.deps.content.store(request, page) : undefined;
     const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes, ...(content ? { content } : {}) });
-    const encodedItems = await Promise.all(items.map((item) => this.encode('ItemExtracted', item)));
-    const encodedPage = await this.encode('PageFetched', fetched);
+    const encodedItems = await Promise.all(items.map((item) => this.deps.producer.encodeEvent('ItemExtracted', item)));
+    const encodedPage = await this.deps.producer.encodeEvent('PageFetched', fetched);
     await Promise.all(encodedItems.map((item) => this.deps.producer.sendRaw(item)));
     await this.deps.producer.sendRaw(encodedPage);
     this.outcomes.inc({ outcome: 'fetched', class: fetched.status ? `${Math.floor(fetched.status / 100)}xx` : 'none', render_mode: String(fetched.render_mode ?? 'http') });
@@ -111,7 +111,7 @@ export class FetchHandler {
     const failed = pageFailedEvent(request, dead.error, dead.attempts);
     // Given up by the consumer itself (poison, a budget overrun exhausted): its code says so.
     const ended = dead.error instanceof StreamsError ? { ...failed, error_code: dead.error.code } : failed;
-    await this.emit('PageFailed', ended);
+    await this.deps.producer.emitEvent('PageFailed', ended);
     this.outcomes.inc({ outcome: 'failed', class: ended.error_code ?? 'unknown', render_mode: 'unknown' });
   }
 
@@ -120,19 +120,5 @@ export class FetchHandler {
     if (request.spec) return request as FetchWithSpec;
     if (!request.spec_hash) throw new NonRetriableError(`FetchRequested ${request.fetch_id} carries neither a spec nor a spec_hash`);
     return { ...request, spec: await this.deps.specs.get(request.spec_hash) };
-  }
-
-  private emit<N extends EventName>(name: N, event: EventMap[N]): Promise<string> {
-    return this.deps.producer.emit(name, ...this.split(event));
-  }
-
-  /** Encoded and measured, not sent: throws EventTooLargeError over the producer's limit. */
-  private encode<N extends EventName>(name: N, event: EventMap[N]): Promise<EncodedEvent> {
-    return this.deps.producer.encode(name, ...this.split(event));
-  }
-
-  private split<N extends EventName>(event: EventMap[N]): [EventBody<N>, { eventId: string; occurredAt: Date; causationId: string | null }] {
-    const { event_id, occurred_at, causation_id, ...body } = event as EventMap[N] & { event_id: string; occurred_at: Date; causation_id: string | null };
-    return [body as unknown as EventBody<N>, { eventId: event_id, occurredAt: occurred_at, causationId: causation_id }];
   }
 }

@@ -14,10 +14,9 @@ import {
   defaultMetrics,
   liveGaugeIn,
   EventCodec,
-  EventProducer,
   fetchRetryTiers,
   NonRetriableError,
-  provisionTopics,
+  startServiceProducer,
   runEventConsumer,
   joinedCheck,
   kafkaCheck,
@@ -54,12 +53,8 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   // so a slow sitemap cuts the sitemaps short instead of failing the page.
   const sitemapLimits = clampedSitemapLimits(sitemapLimitsFromEnv(), budgetMs);
   const kafka = createKafka({ clientId: 'trawl-worker', logger });
-  await provisionTopics(kafka);
   const codec = new EventCodec();
-  const producer = new EventProducer({ kafka, logger, codec });
-  await producer.connect();
-  // Schemas resolved while the registry answers: a registry outage later holds up no first event.
-  producer.prepare(['PageFetched', 'PageFailed', 'ItemExtracted']).catch((err: unknown) => logger.warn({ err }, 'schemas not resolved ahead; they will be on first use'));
+  const producer = await startServiceProducer({ kafka, logger, codec, emits: ['PageFetched', 'PageFailed', 'ItemExtracted'] });
 
   const resolver = new SafeResolver(policy);
   const timeoutMs = int('TRAWL_FETCH_TIMEOUT_MS', 30_000);
