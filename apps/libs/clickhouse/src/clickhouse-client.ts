@@ -2,15 +2,15 @@
  * The one ClickHouse client: its HTTP interface with undici, a keep-alive pool, one statement per
  * request, the database chosen per request (so the same DDL runs in a shadow database), inserts
  * as TabSeparated bodies. Works with 18.16 and current releases alike, which the official client
- * does not promise for 18.16. Errors come back classified: unavailable (retriable) or a coded
- * refusal, as the caller's classes (`errors`) or this package's.
+ * does not promise for 18.16. Errors come back classified: ClickHouseUnavailableError (retriable)
+ * or ClickHouseQueryError (a coded refusal, retriable when its number says so).
  *
  * Credentials travel only in the Authorization header: the URL kept for requests and named in
  * errors has them removed, so no message or log line carries them.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { DEFAULT_CLICKHOUSE_ERRORS, isRetriableChCode, type ClickHouseErrors } from './errors.ts';
+import { ClickHouseQueryError, ClickHouseUnavailableError, isRetriableChCode } from './errors.ts';
 import { ident } from './sql-text.ts';
 
 export interface ClickHouseOptions {
@@ -21,8 +21,6 @@ export interface ClickHouseOptions {
   readonly timeoutMs?: number;
   /** Settings sent with every request, e.g. `readonly: '2'` and `max_execution_time` for a reader. */
   readonly settings?: Readonly<Record<string, string>>;
-  /** The classes failures arrive as. Default: ClickHouseUnavailableError and ClickHouseQueryError. */
-  readonly errors?: ClickHouseErrors;
 }
 
 /** A table sent along with a query (ClickHouse's external data): its name, its columns (`id String`), its rows as TabSeparated lines. */
@@ -44,11 +42,9 @@ export class ClickHouse {
   private readonly agent: Agent;
   private readonly timeoutMs: number;
   private readonly options: ClickHouseOptions;
-  private readonly errors: ClickHouseErrors;
 
   constructor(options: ClickHouseOptions) {
     this.options = options;
-    this.errors = options.errors ?? DEFAULT_CLICKHOUSE_ERRORS;
     this.url = options.url;
     const u = new URL(options.url);
     this.auth = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
@@ -84,19 +80,19 @@ export class ClickHouse {
       });
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
-      throw this.errors.unavailable(`ClickHouse at ${this.base.host} did not answer (${code || (err as Error).message})`, err);
+      throw new ClickHouseUnavailableError(`ClickHouse at ${this.base.host} did not answer (${code || (err as Error).message})`, { cause: err });
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (err) {
-      throw this.errors.unavailable(`ClickHouse at ${this.base.host} broke off its answer: ${(err as Error).message}`, err);
+      throw new ClickHouseUnavailableError(`ClickHouse at ${this.base.host} broke off its answer: ${(err as Error).message}`, { cause: err });
     }
     if (res.statusCode === 200) return text;
     const chCode = Number(/^Code: (\d+)/.exec(text)?.[1] ?? res.headers['x-clickhouse-exception-code'] ?? NaN);
     const code = Number.isFinite(chCode) ? chCode : undefined;
-    if (res.statusCode >= 500 && code === undefined) throw this.errors.unavailable(`ClickHouse answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
-    throw this.errors.refused(`ClickHouse refused (code ${code ?? '?'}): ${text.trim().slice(0, 500)}`, code, isRetriableChCode(code));
+    if (res.statusCode >= 500 && code === undefined) throw new ClickHouseUnavailableError(`ClickHouse answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
+    throw new ClickHouseQueryError(`ClickHouse refused (code ${code ?? '?'}): ${text.trim().slice(0, 500)}`, code, isRetriableChCode(code));
   }
 
   /** Runs a statement that returns nothing of interest (DDL, INSERT … SELECT). */

@@ -1,9 +1,9 @@
 import { TrawlError } from '@trawl/schemas';
 
 /**
- * What the client throws when its caller names no errors of its own: ClickHouse did not answer,
- * or refused. A package with its own error catalogue (projector-ch) passes `errors` to the client
- * so that these failures arrive as its own classes, with its codes and retry rules.
+ * What the client throws: ClickHouse did not answer, or refused. Every package that talks to
+ * ClickHouse (projector-ch, the API's analytics) meets these two classes; a package's own
+ * catalogue names their codes beside its own.
  */
 export abstract class ClickHouseError extends TrawlError {}
 
@@ -25,17 +25,6 @@ export class ClickHouseQueryError extends ClickHouseError {
     super(message, options);
   }
 }
-
-/** How a client turns a failure into an error. */
-export interface ClickHouseErrors {
-  unavailable(message: string, cause?: unknown): Error;
-  refused(message: string, chCode: number | undefined, retriable: boolean): Error;
-}
-
-export const DEFAULT_CLICKHOUSE_ERRORS: ClickHouseErrors = {
-  unavailable: (message, cause) => new ClickHouseUnavailableError(message, cause === undefined ? undefined : { cause }),
-  refused: (message, chCode, retriable) => new ClickHouseQueryError(message, chCode, retriable),
-};
 
 /** ClickHouse error numbers worth retrying: overload, memory, too many parts, timeouts, shutdown. */
 const RETRIABLE_CH_CODES = new Set([159, 160, 164, 202, 203, 209, 210, 241, 252, 319, 394]);

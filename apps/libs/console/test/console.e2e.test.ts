@@ -72,7 +72,7 @@ async function signIn(key: string): Promise<void> {
   await page.waitForFunction(() => location.hash.startsWith('#/jobs'), { timeout: 10_000 });
 }
 
-async function startCrawl(spiderId: string, depth: number): Promise<string> {
+async function startCrawl(spiderId: string, depth: number, options: { keep?: boolean } = {}): Promise<string> {
   await page.click('#new-crawl');
   await page.waitForSelector('#crawl-form');
   await page.waitForFunction((id) => [...document.querySelectorAll('#crawl-spider option')].some((o) => (o as HTMLOptionElement).value === id), {}, spiderId);
@@ -80,9 +80,16 @@ async function startCrawl(spiderId: string, depth: number): Promise<string> {
   await page.select('#crawl-spider', spiderId);
   await page.$eval('#crawl-depth', (el, d) => ((el as HTMLInputElement).value = String(d)), depth);
   await page.click('#crawl-fresh');
+  if (options.keep) await page.click('#crawl-keep');
   await page.click('#crawl-submit');
   await page.waitForFunction(() => /^#\/jobs\/[0-9a-f-]{36}/.test(location.hash), { timeout: 10_000 });
   return page.evaluate(() => /^#\/jobs\/([0-9a-f-]{36})/.exec(location.hash)![1]!);
+}
+
+/** The spec the job was dispatched with. */
+async function dispatchedSpec(id: string): Promise<JobDispatched['spec']> {
+  const events = await stack.pipeline.waitFor((ev) => ev.some((e) => e.event.name === 'JobDispatched' && (e.event.value as JobDispatched).job_id === id), 30_000, `JobDispatched of ${id}`);
+  return (events.find((e) => e.event.name === 'JobDispatched' && (e.event.value as JobDispatched).job_id === id)!.event.value as JobDispatched).spec;
 }
 
 async function completion(id: string, timeoutMs = 90_000): Promise<JobCompleted> {
@@ -102,6 +109,7 @@ describe('the console', () => {
     expect(await page.$eval('#current-user', (el) => el.textContent)).toBe('alice');
 
     jobId = await startCrawl(spider, 3);
+    expect((await dispatchedSpec(jobId)).store_in_cache).toBe(false);
     const started = Date.now();
     const final = await pageEventually(
       page,
@@ -214,7 +222,9 @@ describe('the console', () => {
   it('cancels a running job', async () => {
     await page.goto(`${stack.baseUrl}/#/jobs`);
     await page.waitForSelector('#new-crawl');
-    const id = await startCrawl(slowSpider, 3);
+    // Started with "keep the pages for your next crawl" ticked: its spec keeps bodies for the HTTP cache.
+    const id = await startCrawl(slowSpider, 3, { keep: true });
+    expect((await dispatchedSpec(id)).store_in_cache).toBe(true);
     await pageEventually(page, () => Number(document.querySelector('[data-counter="fetched"] dd')?.textContent ?? 0) >= 2, 60_000, 'two pages fetched');
     await page.click('#cancel-job');
     await pageEventually(page, () => document.querySelector<HTMLElement>('#job-progress')?.dataset.status === 'cancelled', 60_000, 'cancelled');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import os from 'node:os';
 import { createKafka, createLogger, endpoints, EventCodec, EventProducer, repoRoot } from '@trawl/streams';
 import { replayCh } from '../src/replay/replay-ch.ts';
-import { ClickHouse } from '../src/clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { ident } from '@trawl/clickhouse';
 import { ensureBenchEvents, BENCH_TOPICS, BENCH_EVENTS } from '@trawl/streams/testing';
 import { applySchema } from '../src/schema/analytics-schema.ts';

@@ -3,28 +3,12 @@ import { TrawlError } from '@trawl/schemas';
 /**
  * Errors of the ClickHouse projector, each with a stable `code`, whether trying again can help
  * (`retriable`), and its `cause`. The flusher retries retriable ones with backoff (the database
- * is away: pause, then catch up) and stops on the others.
+ * is away: pause, then catch up) and stops on the others. The client's two (CH_UNAVAILABLE,
+ * CH_QUERY) are the ClickHouse library's classes, part of this catalogue as they are.
  */
 export abstract class ProjectorChError extends TrawlError {}
 
-/** ClickHouse did not answer (refused, reset, timed out) or answered that it is overloaded. */
-export class ClickHouseUnavailableError extends ProjectorChError {
-  readonly code = 'CH_UNAVAILABLE';
-  readonly retriable = true;
-}
-
-/** ClickHouse refused a statement; `chCode` is its error number (e.g. 60: unknown table). */
-export class ClickHouseQueryError extends ProjectorChError {
-  readonly code = 'CH_QUERY';
-  constructor(
-    message: string,
-    readonly chCode: number | undefined,
-    readonly retriable: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { ClickHouseQueryError, ClickHouseUnavailableError, isRetriableChCode } from '@trawl/clickhouse';
 
 /** The analytics tables were built by another projection version (see PG's counterpart). */
 export class ProjectionVersionMismatchError extends ProjectorChError {
@@ -70,4 +54,3 @@ export const PROJECTOR_CH_ERROR_CODES = [
   'CH_REPLAY_IN_PROGRESS',
 ] as const;
 
-export { isRetriableChCode } from '@trawl/clickhouse';

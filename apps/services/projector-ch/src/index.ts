@@ -1,7 +1,7 @@
 export { replayCh, type ReplayChOptions, type ReplayChReport } from './replay/replay-ch.ts';
 export type { ReplayProgress, ReplayPhase, ProgressSink } from '@trawl/streams';
 export { startChProjector, type ChProjector, type ChProjectorOptions } from './projector/live-projector.ts';
-export { ClickHouse, type ClickHouseOptions } from './clickhouse/http-client.ts';
+export { ClickHouse, type ClickHouseOptions } from '@trawl/clickhouse';
 export { setupAnalytics, applySchema, schemaFiles, SQL_DIR } from './schema/analytics-schema.ts';
 export { analyticsChecksum, checksumDifferences, type AnalyticsChecksum } from './queries/consistency.ts';
 export { jobTotals, jobTotalsFromFacts, type JobTotals } from './queries/analytics.ts';

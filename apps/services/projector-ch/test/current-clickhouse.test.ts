@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpoints, rangeKey, repoRoot } from '@trawl/streams';
 import { atLeastOnceLog, decoded, placeInPartitions, testLogger, type PlacedRecord } from '@trawl/streams/testing';
-import { ClickHouse } from '../src/clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { ident, quote, uint } from '@trawl/clickhouse';
 import { createDatabase, databaseExists, recordVersion, setupAnalytics, splitStatements, storedVersion, tableNames, applySchema } from '../src/schema/analytics-schema.ts';
 import { FACT_TABLES, type FactTable, type PositionedEvent } from '../src/model/fact-rows.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { endpoints } from '@trawl/streams';
 import { decoded, syntheticJob, testLogger } from '@trawl/streams/testing';
-import { ClickHouse } from '../src/clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { ident } from '@trawl/clickhouse';
 import { setupAnalytics } from '../src/schema/analytics-schema.ts';
 import { Flusher } from '../src/projector/flusher.ts';

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { endpoints } from '@trawl/streams';
 import { atLeastOnceLog, consumerOrder, decoded, placeInPartitions, prng, testLogger, type PlacedRecord } from '@trawl/streams/testing';
-import { ClickHouse } from '../src/clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { ident } from '@trawl/clickhouse';
 import { applySchema } from '../src/schema/analytics-schema.ts';
 import { FACT_TABLES, type FactTable, type PositionedEvent } from '../src/model/fact-rows.ts';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { endpoints } from '@trawl/streams';
 import { testLogger } from '@trawl/streams/testing';
 import { decoded, syntheticJob } from '@trawl/streams/testing';
-import { ClickHouse } from '../src/clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { ident } from '@trawl/clickhouse';
 import { ClickHouseUnavailableError } from '../src/errors.ts';
 import { applySchema } from '../src/schema/analytics-schema.ts';

@@ -15,7 +15,7 @@
  * page events stored under another position, see writeFacts).
  */
 import { Backoff, sleep, type Logger } from '@trawl/streams';
-import type { ClickHouse } from '../clickhouse/http-client.ts';
+import type { ClickHouse } from '@trawl/clickhouse';
 import type { PositionedEvent } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';
 import { ProjectionSupersededError } from '../errors.ts';

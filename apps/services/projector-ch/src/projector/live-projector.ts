@@ -11,13 +11,14 @@
 import { runEventConsumer, type EventCodec, type EventConsumer, type Logger, type createKafka } from '@trawl/streams';
 import { consumerGroup, endpoints, projectionFetchSettings } from '@trawl/streams';
 import { Backoff, sleep } from '@trawl/streams';
-import { ClickHouse } from '../clickhouse/http-client.ts';
+import { ClickHouse } from '@trawl/clickhouse';
 import { checkDatabaseName } from '@trawl/clickhouse';
 import { setupAnalytics } from '../schema/analytics-schema.ts';
 import { DEFAULT_PROJECTED_TOPICS, projectedTopicList, type ProjectedTopics } from '@trawl/streams';
 import { projectionName } from '../version.ts';
 import { analyticsCodec } from '../model/fact-rows.ts';
-import { ProjectorChError, type ProjectionSupersededError } from '../errors.ts';
+import { TrawlError } from '@trawl/schemas';
+import type { ProjectionSupersededError } from '../errors.ts';
 import { Flusher, type FlusherStats } from './flusher.ts';
 import { NO_SWAP_LOCK, PgSwapLock, type SwapLock } from './swap-lock.ts';
 
@@ -56,7 +57,7 @@ async function setupWhenReachable(ch: ClickHouse, logger: Logger, signal?: Abort
       await setupAnalytics(ch);
       return;
     } catch (err) {
-      if (err instanceof ProjectorChError && !err.retriable) throw err;
+      if (err instanceof TrawlError && !err.retriable) throw err;
       const delay = backoff.next();
       logger.warn({ err, retryInMs: delay }, 'ClickHouse not reachable yet; waiting');
       await sleep(delay, signal);

@@ -11,7 +11,7 @@
  *     out when a copy is stored within `dedupeWindow` offsets before it in the same partition, or
  *     comes earlier in the batch.
  */
-import type { ClickHouse } from '../clickhouse/http-client.ts';
+import type { ClickHouse } from '@trawl/clickhouse';
 import { FACT_COLUMNS, FACT_TABLES, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { tableOf, tsvBatch, type UserMemory } from '../model/tsv-batch.ts';
 import { DEDUPE_WINDOW, firstCopies } from '../model/event-identity.ts';

@@ -17,12 +17,12 @@
  * positions are stored.
  */
 import { Backoff, sleep, type Logger } from '@trawl/streams';
-import type { ClickHouse } from '../clickhouse/http-client.ts';
+import type { ClickHouse } from '@trawl/clickhouse';
 import { FACT_COLUMNS, FACT_TABLES, type FactTable, type PositionedEvent } from '../model/fact-rows.ts';
 import { tableOf, tsvBatch, type UserMemory } from '../model/tsv-batch.ts';
 import { positionKey, storedPositions } from '../projector/positions.ts';
 import { eventIdOf, firstCopies } from '../model/event-identity.ts';
-import { ProjectorChError } from '../errors.ts';
+import { TrawlError } from '@trawl/schemas';
 import type { EventIdMemory } from '../projector/event-id-memory.ts';
 
 /** Rows waiting for one insert: the TabSeparated bodies of its chunks and each row's position. */
@@ -157,7 +157,7 @@ export class ShadowWriter {
         this.inserted += rows.rows;
         return;
       } catch (err) {
-        if (!(err instanceof ProjectorChError) || !err.retriable || attempt >= attempts || this.closed.signal.aborted) throw err;
+        if (!(err instanceof TrawlError) || !err.retriable || attempt >= attempts || this.closed.signal.aborted) throw err;
         const delay = backoff.next();
         this.o.logger.warn({ err, table, attempt, retryInMs: delay }, 'shadow insert failed; retrying with a position check');
         await sleep(delay, this.closed.signal);

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@trawl/streams';
-import type { ClickHouse } from '../clickhouse/http-client.ts';
+import type { ClickHouse } from '@trawl/clickhouse';
 import { ident, quote, uint } from '@trawl/clickhouse';
 import { PROJECTION_VERSION } from '../version.ts';
 import { ProjectionVersionMismatchError } from '../errors.ts';

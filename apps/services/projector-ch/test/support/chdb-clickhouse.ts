@@ -12,7 +12,7 @@
  * and dropped after the query.
  */
 import { Session } from 'chdb';
-import { ClickHouse, JSON_64BIT, type ExternalTable } from '../../src/clickhouse/http-client.ts';
+import { ClickHouse, JSON_64BIT, type ExternalTable } from '@trawl/clickhouse';
 import { ident } from '@trawl/clickhouse';
 import { ClickHouseQueryError, isRetriableChCode } from '../../src/errors.ts';
 

@@ -37,6 +37,7 @@ export async function newCrawlView(outlet: HTMLElement, _params: unknown, query:
   const at = h('input', { id: 'crawl-at', type: 'datetime-local', hidden: true });
   const every = h('input', { id: 'crawl-interval', type: 'text', placeholder: '1h, 30m, or a cron expression (UTC)', hidden: true });
   const fresh = h('input', { id: 'crawl-fresh', type: 'checkbox' });
+  const keep = h('input', { id: 'crawl-keep', type: 'checkbox' });
   const params = h('textarea', { id: 'crawl-params', rows: 2, placeholder: 'key=value, one per line' });
   const message = h('div', { class: 'form-message', id: 'crawl-message' });
 
@@ -61,6 +62,7 @@ export async function newCrawlView(outlet: HTMLElement, _params: unknown, query:
     h('div', { class: 'row' }, field('When', when), field('At', at), field('Every', every)),
     field('Parameters', params),
     h('label', { class: 'check' }, fresh, ' Fresh crawl: ignore an identical crawl made within the dedupe window'),
+    h('label', { class: 'check' }, keep, ' Keep the pages for your next crawl: it then asks the site only whether they changed (a repeated crawl keeps them anyway)'),
     h('button', { type: 'submit', class: 'button primary', id: 'crawl-submit' }, 'Start crawl'),
     message,
   );
@@ -75,6 +77,7 @@ export async function newCrawlView(outlet: HTMLElement, _params: unknown, query:
     if (spider.value) body.spider = spider.value;
     if (maxPages.value) body.max_pages = Number(maxPages.value);
     if (fresh.checked) body.ignore_cache = true;
+    if (keep.checked) body.store_in_cache = true;
     if (when.value === 'at' && at.value) body.schedule_at = new Date(at.value).toISOString();
     if (when.value === 'every' && every.value) body.interval = every.value.trim();
     const kv = params.value.split('\n').map((l) => l.trim()).filter(Boolean);
