@@ -9,6 +9,11 @@
  * first crawl's pages/s, ≥ 10× fewer bytes.
  *
  *   npm run bench:recrawl -w @trawl/e2e -- [--pages 5000] [--workers 2] [--links 10] [--page-bytes 16384]
+ *                                           [--link-mbit 20 --link-delay-ms 5]
+ *
+ * `--link-mbit` puts the site behind a link of that bandwidth with `--link-delay-ms` each way
+ * (shaped-link.ts): a site on the machine itself answers as fast as the crawler parses, so what a
+ * 304 saves, the transfer, hardly shows; behind a real site's link it does.
  *
  * Prints a table and one JSON line; writes bench-results/recrawl.json.
  */
@@ -23,6 +28,7 @@ import { readEvents, repoRoot } from '@trawl/streams';
 import { crawlSpec } from '@trawl/store';
 import type { CrawlSpec, JobCompleted, PageFetched } from '@trawl/schemas';
 import { Pipeline } from '../src/pipeline.ts';
+import { startShapedLink, type LinkShape, type ShapedLink } from './shaped-link.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,12 +36,16 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     links: { type: 'string', default: '10' },
     'page-bytes': { type: 'string', default: '16384' },
+    'link-mbit': { type: 'string' },
+    'link-delay-ms': { type: 'string', default: '5' },
   },
 });
 const pages = Number(values.pages);
 const workers = Number(values.workers);
 const links = Number(values.links);
 const pageBytes = Number(values['page-bytes']);
+const shape: LinkShape | null = values['link-mbit'] === undefined ? null : { mbit: Number(values['link-mbit']), delayMs: Number(values['link-delay-ms']) };
+if (shape && !(shape.mbit > 0 && shape.delayMs >= 0)) throw new Error(`--link-mbit must be > 0 and --link-delay-ms ≥ 0, got ${values['link-mbit']} and ${values['link-delay-ms']}`);
 const USER = 'bench-recrawl';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,14 +61,14 @@ interface CrawlFigures {
   readonly from_cache: number;
 }
 
-async function crawl(pipeline: Pipeline, site: TestSite, spec: Partial<CrawlSpec>): Promise<CrawlFigures> {
+async function crawl(pipeline: Pipeline, site: TestSite, home: string, spec: Partial<CrawlSpec>): Promise<CrawlFigures> {
   site.reset();
   const bytesBefore = site.bytesSent();
   const jobId = randomUUID();
   await pipeline.producer.emit(
     'JobDispatched',
     {
-      job_id: jobId, user_id: USER, target_id: null, schedule_id: null, search_url: site.home, start_urls: [site.home], keywords: [], location: null,
+      job_id: jobId, user_id: USER, target_id: null, schedule_id: null, search_url: home, start_urls: [home], keywords: [], location: null,
       spec: { ...crawlSpec(null, { depth: 100, max_pages: pages * 2 }), ...site.spec, ...spec }, attempt: 1, params: {},
     },
     { topic: pipeline.topics.jobs },
@@ -104,6 +114,8 @@ async function cacheFilled(pipeline: Pipeline, expected: number): Promise<void> 
 
 const bucket = `trawl-bench-${randomUUID().slice(0, 8)}`;
 const site = await createTestSite({ pages, linksPerPage: links, itemsPerPage: 2, traps: false, pageBytes });
+const link: ShapedLink | null = shape ? await startShapedLink({ host: '127.0.0.1', port: Number(new URL(site.origin).port) }, shape) : null;
+const home = link ? `${link.origin}/` : site.home;
 const pipeline = await Pipeline.start({ env: { TRAWL_S3_BUCKET: bucket } });
 const store = new ContentStore({ ...contentStoreConfig(), bucket });
 try {
@@ -112,14 +124,14 @@ try {
   pipeline.spawn('projector-pg');
   // Let the children join their groups before the clock starts.
   await sleep(8_000);
-  process.stderr.write(`first crawl of ${pages} pages (${pageBytes} B each)…\n`);
-  const first = await crawl(pipeline, site, { store_in_cache: true });
+  process.stderr.write(`first crawl of ${pages} pages (${pageBytes} B each)${shape ? `, the site behind ${shape.mbit} Mbit/s and ${shape.delayMs} ms each way` : ''}…\n`);
+  const first = await crawl(pipeline, site, home, { store_in_cache: true });
   process.stderr.write('waiting for projector-pg to hold the cache entries…\n');
   await cacheFilled(pipeline, first.pages);
   process.stderr.write('recrawl of the unchanged site…\n');
-  const recrawl = await crawl(pipeline, site, { store_in_cache: true });
+  const recrawl = await crawl(pipeline, site, home, { store_in_cache: true });
   process.stderr.write('crawl within max_age…\n');
-  const fresh = await crawl(pipeline, site, { max_age: 86_400, store_in_cache: true });
+  const fresh = await crawl(pipeline, site, home, { max_age: 86_400, store_in_cache: true });
 
   const speedup = recrawl.pages_per_second / first.pages_per_second;
   const fewerBytes = first.bytes_sent / Math.max(1, recrawl.bytes_sent);
@@ -128,6 +140,7 @@ try {
     pages,
     workers,
     page_bytes: pageBytes,
+    link: shape,
     load_average: loadavg().map((l) => Number(l.toFixed(1))),
     first,
     recrawl,
@@ -140,13 +153,14 @@ try {
     `${name.padEnd(10)} ${String(f.pages).padStart(6)} ${f.job_seconds.toFixed(1).padStart(8)} ${f.pages_per_second.toFixed(1).padStart(8)} ${String(f.requests).padStart(8)} ${String(f.not_modified).padStart(6)} ${String(f.bytes_sent).padStart(12)} ${String(f.from_cache).padStart(6)}\n`;
   process.stdout.write(`${'crawl'.padEnd(10)} ${'pages'.padStart(6)} ${'seconds'.padStart(8)} ${'pages/s'.padStart(8)} ${'requests'.padStart(8)} ${'304s'.padStart(6)} ${'bytes sent'.padStart(12)} ${'cached'.padStart(6)}\n`);
   process.stdout.write(row('first', first) + row('recrawl', recrawl) + row('max_age', fresh));
-  process.stdout.write(`recrawl: ${result.recrawl_speedup}× the pages/s, ${result.recrawl_fewer_bytes}× fewer bytes (target ≥ 5×, ≥ 10×); load ${result.load_average.join(' ')}\n`);
+  process.stdout.write(`recrawl: ${result.recrawl_speedup}× the pages/s, ${result.recrawl_fewer_bytes}× fewer bytes (target ≥ 5×, ≥ 10×)${shape ? `; the site behind ${shape.mbit} Mbit/s, ${shape.delayMs} ms each way` : '; the site on this machine, unshaped'}; load ${result.load_average.join(' ')}\n`);
   process.stdout.write(JSON.stringify(result) + '\n');
   const out = join(repoRoot, 'bench-results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'recrawl.json'), JSON.stringify(result, null, 2) + '\n');
 } finally {
   await pipeline.stop();
+  await link?.close();
   await site.close();
   await store.delete(await store.list()).catch(() => undefined);
   store.close();
