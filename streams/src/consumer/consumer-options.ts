@@ -37,6 +37,13 @@ export interface EventConsumerOptions {
   /** Messages with the same key never run at the same time, and run in offset order. Default false. */
   readonly keyOrdering?: boolean;
   /**
+   * The handlers of one partition start in offset order, though many run at once. Without it a
+   * message can reach its handler before an earlier one still being decoded (its schema fetched
+   * from the registry, say). For a handler whose outcome depends on the order it is given events
+   * in (projector-ch keeps the first copy of an event). Default false.
+   */
+  readonly startInOrder?: boolean;
+  /**
    * Offsets a partition may hold between its last commit and its next fetch: the at-least-once
    * bound, i.e. the most messages a crash makes this partition deliver again. Default 1000.
    */
@@ -93,6 +100,7 @@ export interface ResolvedConsumerOptions {
   readonly concurrency: number;
   readonly maxConcurrency: number;
   readonly keyOrdering: boolean;
+  readonly startInOrder: boolean;
   readonly maxUncommittedPerPartition: number;
   readonly maxBuffered: number;
   readonly retryTiers: readonly RetryTier[];
@@ -139,6 +147,7 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
     concurrency,
     maxConcurrency: positiveInt('maxConcurrency', o.maxConcurrency, Math.max(512, concurrency)),
     keyOrdering: o.keyOrdering ?? false,
+    startInOrder: o.startInOrder ?? false,
     maxUncommittedPerPartition: positiveInt('maxUncommittedPerPartition', o.maxUncommittedPerPartition, Math.max(1000, concurrency)),
     maxBuffered: positiveInt('maxBuffered', o.maxBuffered, 10_000),
     retryTiers,

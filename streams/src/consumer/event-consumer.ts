@@ -44,7 +44,7 @@ import type { TrackedEntry } from './partition-tracker.ts';
 import { tpKey } from './pause-control.ts';
 import type { CommitTarget } from './offset-committer.ts';
 import { OwnedPartitions, type PartitionState } from './owned-partitions.ts';
-import { MessageProcessor, type IncomingMessage } from './message-processor.ts';
+import { MessageProcessor, type HandlerTurn, type IncomingMessage } from './message-processor.ts';
 import { RereadWindows } from './reread-windows.ts';
 import { startGroupMember, type GroupMemberHandle, type MemberEnd, type MemberRuntime, type MemberStrategy } from './group-member.ts';
 
@@ -68,6 +68,8 @@ class ParallelWork implements MemberStrategy<ConsumerStats> {
   private readonly processor: MessageProcessor;
   private readonly rereads: RereadWindows;
   private readonly partitions: OwnedPartitions<IncomingMessage>;
+  /** Per partition as adopted, the hand-off of its last launched message (startInOrder). */
+  private readonly handoffs = new WeakMap<PartitionState<IncomingMessage>, Promise<void>>();
   private quietCommit: NodeJS.Timeout | undefined;
   /** Messages accepted so far (commitWhenQuiet compares it to see whether work came meanwhile). */
   private accepted = 0;
@@ -212,7 +214,16 @@ class ParallelWork implements MemberStrategy<ConsumerStats> {
 
   private launch(state: PartitionState<IncomingMessage>, entry: TrackedEntry<IncomingMessage>): void {
     this.running += 1;
-    void this.processor.process(entry.payload, state.abort.signal).then((finished) => this.settle(state, entry, finished));
+    void this.processor.process(entry.payload, state.abort.signal, this.o.startInOrder ? this.nextTurn(state) : undefined).then((finished) => this.settle(state, entry, finished));
+  }
+
+  /** The hand-off of a message launched now: after the partition's last launched one (startInOrder; launches come in offset order). */
+  private nextTurn(state: PartitionState<IncomingMessage>): HandlerTurn {
+    let handedOff!: () => void;
+    const mine = new Promise<void>((resolve) => (handedOff = resolve));
+    const after = this.handoffs.get(state) ?? Promise.resolve();
+    this.handoffs.set(state, mine);
+    return { after, handedOff };
   }
 
   private settle(state: PartitionState<IncomingMessage>, entry: TrackedEntry<IncomingMessage>, finished: boolean): void {

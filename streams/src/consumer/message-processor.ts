@@ -66,25 +66,40 @@ export interface MessageProcessorOptions {
 
 type Decoded = { readonly ok: true; readonly event: DecodedEvent } | { readonly ok: false; readonly error: unknown };
 
+/** A message's place in its partition's hand-off order (startInOrder): its handler starts after `after`, and says so with `handedOff`. */
+export interface HandlerTurn {
+  readonly after: Promise<void>;
+  readonly handedOff: () => void;
+}
+
 export class MessageProcessor {
   constructor(private readonly o: MessageProcessorOptions) {}
 
-  /** Never rejects. */
-  async process(incoming: IncomingMessage, signal: AbortSignal): Promise<boolean> {
+  /** Never rejects. With a `turn`, the handler starts only once the partition's previous message has been handed off. */
+  async process(incoming: IncomingMessage, signal: AbortSignal, turn?: HandlerTurn): Promise<boolean> {
     try {
-      return await this.run(incoming, signal);
+      return await this.run(incoming, signal, turn);
     } catch (err) {
       // A bug in this file, not in the message: keep the message uncommitted and say so loudly.
       this.o.logger.error({ err, topic: incoming.topic, partition: incoming.partition, offset: incoming.message.offset }, 'message processing crashed');
       return false;
+    } finally {
+      // However it ended (handled, dead-lettered, given up), the next message's turn comes — not
+      // before the previous one's, which a message that never reached its handler did not wait for.
+      if (turn) void turn.after.then(turn.handedOff);
     }
   }
 
-  private async run(incoming: IncomingMessage, signal: AbortSignal): Promise<boolean> {
+  private async run(incoming: IncomingMessage, signal: AbortSignal, turn: HandlerTurn | undefined): Promise<boolean> {
     const source = sourceOf(incoming);
     const attempt = attemptOf(incoming.message.headers);
     const decoded = await this.decode(source, signal);
     if (!decoded) return false;
+    // Before anything that waits on later messages (a re-read's turn), so no two wait on each other.
+    if (turn) {
+      await turn.after;
+      if (signal.aborted) return false;
+    }
     if (!decoded.ok) return this.deadLetter(source, { reason: 'undecodable', attempts: attempt, error: decoded.error }, signal);
 
     const event = readEvent(decoded.event, source.topic, source.partition, incoming.message);
@@ -127,7 +142,11 @@ export class MessageProcessor {
           const parent = contextFromHeaders(source.headers);
           const span = startProcessSpan(this.o.metrics.consumer, source.topic, source.partition, source.offset, event.name, event.value, parent);
           span.setAttribute('trawl.attempt', current);
-          await inSpan(span, parent, async () => this.o.handler({ ...event, origin, attempt: current, signal } as ConsumedEvent));
+          await inSpan(span, parent, async () => {
+            const handled = this.o.handler({ ...event, origin, attempt: current, signal } as ConsumedEvent);
+            turn?.handedOff();
+            return handled;
+          });
           this.o.metrics.processed(source.topic, performance.now() - started);
           return at ? await this.finished(at, isolated) : true;
         } catch (err) {

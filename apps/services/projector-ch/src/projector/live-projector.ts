@@ -89,8 +89,10 @@ export async function startChProjector(o: ChProjectorOptions): Promise<ChProject
       ...(o.kafka ? { kafka: o.kafka } : {}),
       codec: o.codec ?? analyticsCodec(),
       logger: o.logger,
-      // Handlers only wait for their flush: many may wait at once, so batches can fill.
+      // Handlers only wait for their flush: many may wait at once, so batches can fill. They start in
+      // offset order: a flush keeps the first copy of an event by its place in the batch.
       concurrency: maxRows,
+      startInOrder: true,
       maxConcurrency: maxRows * 3,
       maxUncommittedPerPartition: maxRows,
       maxBuffered: maxRows * 3,
