@@ -2,7 +2,7 @@
 export { committedOffsets, createTestTopics, testId, type TestTopicSpec, type TestTopics } from './test-topics.ts';
 export { waitFor } from './wait-for.ts';
 export { requireStack } from './stack-check.ts';
-export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+export { pairSockets, startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export { testKafka, testLogger } from './test-clients.ts';
 export { deleteSubjects } from './registry-subjects.ts';
 export { decoded, prng, syntheticCrawl, syntheticJob, type SyntheticEvent } from './synthetic-crawl.ts';

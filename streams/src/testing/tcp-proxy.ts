@@ -14,21 +14,25 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** The two ends of a proxied connection, held in `sockets`: either one failing or closing closes both and takes them out. */
+export function pairSockets(client: net.Socket, upstream: net.Socket, sockets: Set<net.Socket>): void {
+  sockets.add(client).add(upstream);
+  const drop = () => {
+    client.destroy();
+    upstream.destroy();
+    sockets.delete(client);
+    sockets.delete(upstream);
+  };
+  client.on('error', drop).on('close', drop);
+  upstream.on('error', drop).on('close', drop);
+}
+
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const makeServer = () =>
     net.createServer((client) => {
       const upstream = net.connect(target);
-      sockets.add(client);
-      sockets.add(upstream);
-      const drop = () => {
-        client.destroy();
-        upstream.destroy();
-        sockets.delete(client);
-        sockets.delete(upstream);
-      };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
+      pairSockets(client, upstream, sockets);
       client.pipe(upstream).pipe(client);
     });
   let server = makeServer();

@@ -9,6 +9,7 @@
  * upstream after the delay, unshaped (they are a few hundred bytes).
  */
 import net from 'node:net';
+import { pairSockets } from '@trawl/streams/testing';
 
 export interface LinkShape {
   /** The site's uplink, in Mbit/s. */
@@ -32,15 +33,7 @@ export async function startShapedLink(target: { host: string; port: number }, sh
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target);
-    sockets.add(client).add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+    pairSockets(client, upstream, sockets);
     client.on('data', (chunk: Buffer) => setTimeout(() => upstream.write(chunk), shape.delayMs));
     client.on('end', () => setTimeout(() => upstream.end(), shape.delayMs));
     // Each chunk leaves when the shared link is free and has carried it, and arrives a delay later.
