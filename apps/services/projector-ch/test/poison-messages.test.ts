@@ -13,8 +13,7 @@ import { endpoints } from '@trawl/streams';
 import { poisonWorld, type AppProcess } from '@trawl/streams/testing';
 import { createTestDatabase } from '@trawl/store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClickHouse } from '@trawl/clickhouse';
-import { ident } from '@trawl/clickhouse';
+import { ClickHouse, ident } from '@trawl/clickhouse';
 import type { FactTable } from '../src/model/fact-rows.ts';
 import { storedPositions } from '../src/projector/positions.ts';
 

@@ -5,8 +5,7 @@
  * per partition, can answer so — a replay into its shadow database. The live projector shares its
  * tables with replays and restarts, so it asks ClickHouse (`storedCopies`), and gets the same answer.
  */
-import type { ClickHouse } from '@trawl/clickhouse';
-import { ident, uint } from '@trawl/clickhouse';
+import { type ClickHouse, ident, uint } from '@trawl/clickhouse';
 import type { KeptAt } from '../model/event-identity.ts';
 
 interface PartitionIds {

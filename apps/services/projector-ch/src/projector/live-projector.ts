@@ -11,8 +11,7 @@
 import { runEventConsumer, type EventCodec, type EventConsumer, type Logger, type createKafka } from '@trawl/streams';
 import { consumerGroup, endpoints, projectionFetchSettings } from '@trawl/streams';
 import { Backoff, sleep } from '@trawl/streams';
-import { ClickHouse } from '@trawl/clickhouse';
-import { checkDatabaseName } from '@trawl/clickhouse';
+import { ClickHouse, checkDatabaseName } from '@trawl/clickhouse';
 import { setupAnalytics } from '../schema/analytics-schema.ts';
 import { DEFAULT_PROJECTED_TOPICS, projectedTopicList, type ProjectedTopics } from '@trawl/streams';
 import { projectionName } from '../version.ts';

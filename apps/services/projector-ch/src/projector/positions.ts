@@ -4,8 +4,7 @@
  * after a crash, a retried insert whose first try did land, a rebalance — with no offsets table
  * that could disagree with the data.
  */
-import type { ClickHouse } from '@trawl/clickhouse';
-import { ident, tsvField, uint } from '@trawl/clickhouse';
+import { type ClickHouse, ident, tsvField, uint } from '@trawl/clickhouse';
 import type { FactTable, PositionedEvent } from '../model/fact-rows.ts';
 import { eventIdOf, type KeptAt } from '../model/event-identity.ts';
 

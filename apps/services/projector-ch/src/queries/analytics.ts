@@ -3,8 +3,7 @@
  * functions, and per-job totals from both the rollups and, deduplicated by event id, the facts.
  * Times are DateTime (seconds); `since`/`until` bound the minute. Values are quoted, never spliced.
  */
-import type { ClickHouse } from '@trawl/clickhouse';
-import { quote, tsvDateTime } from '@trawl/clickhouse';
+import { type ClickHouse, quote, tsvDateTime } from '@trawl/clickhouse';
 
 export interface TimeRange {
   readonly since?: Date;

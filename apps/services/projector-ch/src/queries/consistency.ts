@@ -11,8 +11,7 @@
  * page facts' user_id (best effort: known only when the job's events were read first, which
  * depends on how the topics interleave).
  */
-import type { ClickHouse } from '@trawl/clickhouse';
-import { ident } from '@trawl/clickhouse';
+import { type ClickHouse, ident } from '@trawl/clickhouse';
 
 export interface TableFigures {
   readonly rows: number;

@@ -5,8 +5,7 @@
  * times is `jobRunTime` (model/job-run-time.ts). Plain SQL that 18.16 and current releases answer
  * alike; aliases differ from column names (18.16 resolves a name to a same-SELECT alias first).
  */
-import type { ClickHouse } from '@trawl/clickhouse';
-import { quote } from '@trawl/clickhouse';
+import { type ClickHouse, quote } from '@trawl/clickhouse';
 import { jobRunTimesOf, type JobRunTime } from '../model/job-run-time.ts';
 
 export type { JobRunTime, JobRunStatus } from '../model/job-run-time.ts';

@@ -20,8 +20,7 @@ import {
   endpoints, rangeKey, replayAndSwap, replayIdOf, DEFAULT_PROJECTED_TOPICS, offsetsAt,
   type Logger, type Positions, type ProjectedTopics, type ReplayOptions, type ReplayReport, type ReplayTarget, createLogger,
 } from '@trawl/streams';
-import { ClickHouse } from '@trawl/clickhouse';
-import { checkDatabaseName, ident, quote, uint } from '@trawl/clickhouse';
+import { ClickHouse, checkDatabaseName, ident, quote, uint } from '@trawl/clickhouse';
 import { applySchema, createDatabase, databaseExists, recordVersion, storedVersion, tableNames, viewStatements } from '../schema/analytics-schema.ts';
 import { analyticsCodec, FACT_TABLES, type FactTable } from '../model/fact-rows.ts';
 import { UserMemory } from '../model/tsv-batch.ts';

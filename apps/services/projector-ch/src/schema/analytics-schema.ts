@@ -6,8 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@trawl/streams';
-import type { ClickHouse } from '@trawl/clickhouse';
-import { ident, quote, uint } from '@trawl/clickhouse';
+import { type ClickHouse, ident, quote, uint } from '@trawl/clickhouse';
 import { PROJECTION_VERSION } from '../version.ts';
 import { ProjectionVersionMismatchError } from '../errors.ts';
 

@@ -12,8 +12,7 @@
  * and dropped after the query.
  */
 import { Session } from 'chdb';
-import { ClickHouse, JSON_64BIT, type ExternalTable } from '@trawl/clickhouse';
-import { ident } from '@trawl/clickhouse';
+import { ClickHouse, JSON_64BIT, type ExternalTable, ident } from '@trawl/clickhouse';
 import { ClickHouseQueryError, isRetriableChCode } from '../../src/errors.ts';
 
 export class ChdbClickHouse extends ClickHouse {

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { endpoints, EventCodec, EventProducer, readEvents, type LoggedEvent } from '@trawl/streams';
 import { createTestTopics, deleteSubjects, requireStack, testId, testKafka, testLogger, waitFor, type TestTopics } from '@trawl/streams/testing';
-import { ClickHouse } from '@trawl/clickhouse';
-import { ident } from '@trawl/clickhouse';
+import { ClickHouse, ident } from '@trawl/clickhouse';
 import type { ProjectedTopics } from '@trawl/streams';
 import type { SyntheticEvent } from '@trawl/streams/testing';
 
