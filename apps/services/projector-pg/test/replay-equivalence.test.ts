@@ -115,7 +115,7 @@ describe('replay equivalence on Postgres', () => {
         fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 4 }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         async (seed, partitions, orders, sizes, bulkPart) => {
-          const log = placeInPartitions(atLeastOnceLog({ seed }), partitions);
+          const log = placeInPartitions(atLeastOnceLog({ seed, pauses: true }), partitions);
           const sets = ['m', 'l', 'r'].map((k) => suffixedTables(`${k}${run}`));
           run++;
           try {
@@ -160,7 +160,7 @@ describe('replay equivalence end to end (Kafka, live projector, replayPg)', () =
     projection = await startLive('0');
     for (let run = 0; run < KAFKA_RUNS; run++) {
       const seed = 1 + Math.floor(rnd() * 2 ** 30);
-      const log = atLeastOnceLog({ seed, runId: `${h.id}-${run}` });
+      const log = atLeastOnceLog({ seed, runId: `${h.id}-${run}`, pauses: true });
       await h.produce(log.map((r) => r.event));
       produced.push(...placeInPartitions(log, 1));
       if (run % 2 === 1) {

@@ -215,3 +215,23 @@ export function foldJobPaused(job: JobRow, e: JobPaused): void {
 export function foldJobResumed(job: JobRow, e: JobResumed): void {
   job.resumed_at = maxDate(job.resumed_at, e.occurred_at);
 }
+
+/** The events a job row is folded from, and how: one list for the live planner and the replay's bulk build. */
+const JOB_ROW_FOLDS = {
+  CrawlRequested: foldCrawlRequested,
+  JobDispatched: foldJobDispatched,
+  JobCompleted: foldJobCompleted,
+  JobFailed: foldJobFailed,
+  JobCancelled: foldJobCancelled,
+  JobPaused: foldJobPaused,
+  JobResumed: foldJobResumed,
+} as const;
+
+export type JobRowEvent = keyof typeof JOB_ROW_FOLDS;
+
+export const JOB_ROW_EVENTS: ReadonlySet<string> = new Set(Object.keys(JOB_ROW_FOLDS));
+
+/** Folds one of the job's own events (JOB_ROW_EVENTS) into its row. */
+export function foldJobEvent(job: JobRow, name: JobRowEvent, value: unknown): void {
+  (JOB_ROW_FOLDS[name] as (job: JobRow, e: unknown) => void)(job, value);
+}

@@ -12,10 +12,7 @@
  */
 import type { DecodedEvent } from '@trawl/streams';
 import type { EventMap } from '@trawl/schemas';
-import {
-  emptyJob, foldCrawlRequested, foldJobCancelled, foldJobCompleted, foldJobDispatched, foldJobFailed, foldJobPaused, foldJobResumed,
-  maxDate, minDate, settle, type JobRow,
-} from './job-row.ts';
+import { emptyJob, foldJobEvent, maxDate, minDate, settle, type JobRow } from './job-row.ts';
 import { contribution, pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
 import { itemFromEvent, itemKey, type ItemRow } from './item-row.ts';
 import { firstOccurrences } from './event-identity.ts';
@@ -138,25 +135,13 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
     const job = jobOf(v.job_id);
     switch (e.name) {
       case 'CrawlRequested':
-        foldCrawlRequested(job, v as EventMap['CrawlRequested']);
-        break;
       case 'JobDispatched':
-        foldJobDispatched(job, v as EventMap['JobDispatched']);
-        break;
       case 'JobCompleted':
-        foldJobCompleted(job, v as EventMap['JobCompleted']);
-        break;
       case 'JobFailed':
-        foldJobFailed(job, v as EventMap['JobFailed']);
-        break;
       case 'JobCancelled':
-        foldJobCancelled(job, v as EventMap['JobCancelled']);
-        break;
       case 'JobPaused':
-        foldJobPaused(job, v as EventMap['JobPaused']);
-        break;
       case 'JobResumed':
-        foldJobResumed(job, v as EventMap['JobResumed']);
+        foldJobEvent(job, e.name, v);
         break;
       case 'PageFetched':
       case 'PageFailed': {

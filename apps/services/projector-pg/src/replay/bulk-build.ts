@@ -23,10 +23,7 @@
  */
 import type pg from 'pg';
 import type { EventMap } from '@trawl/schemas';
-import {
-  emptyJob, foldCrawlRequested, foldJobCancelled, foldJobCompleted, foldJobDispatched, foldJobFailed,
-  minDate, settle, type JobRow,
-} from '../model/job-row.ts';
+import { emptyJob, foldJobEvent, JOB_ROW_EVENTS, minDate, settle, type JobRow } from '../model/job-row.ts';
 import { pageFromFailed, pageFromFetched, type PageRow } from '../model/page-row.ts';
 import { itemFromEvent, type ItemRow } from '../model/item-row.ts';
 import { isLogged, logLine, type JobEventName, type LoggedEventName } from '../model/log-line.ts';
@@ -78,8 +75,6 @@ export function stageNames(t: TableSet): StagedTables {
 
 const names = (cols: readonly { name: string }[]) => cols.map((c) => ident(c.name)).join(', ');
 
-const JOB_FACTS: ReadonlySet<string> = new Set(['CrawlRequested', 'JobDispatched', 'JobCompleted', 'JobFailed', 'JobCancelled']);
-
 export class BulkBuilder {
   private readonly jobs = new Map<string, JobRow>();
   /** Job events folded so far (event-identity.ts): a job's handful, so memory follows the job rows. */
@@ -126,7 +121,7 @@ export class BulkBuilder {
     const pages: Staged<PageRow>[] = [];
     const items: Staged<ItemRow>[] = [];
     const log: Staged<StageLogRow>[] = [];
-    const facts = firstOccurrences(events.filter((e) => JOB_FACTS.has(e.name)), (_e, id) => this.jobEventIds.has(id)).first;
+    const facts = firstOccurrences(events.filter((e) => JOB_ROW_EVENTS.has(e.name)), (_e, id) => this.jobEventIds.has(id)).first;
     for (const e of facts) this.jobEventIds.add(e.value.event_id);
     const folded = new Set(facts);
     for (const e of events) {
@@ -139,8 +134,10 @@ export class BulkBuilder {
         case 'JobCompleted':
         case 'JobFailed':
         case 'JobCancelled':
+        case 'JobPaused':
+        case 'JobResumed':
           if (!folded.has(e)) continue; // a copy: no fold, and its log line would be dropped by the settle anyway
-          foldJob(job, e);
+          foldJobEvent(job, e.name, e.value);
           break;
         case 'PageFetched':
           pages.push(staged(pageFromFetched(e.value as EventMap['PageFetched']), e));
@@ -249,25 +246,5 @@ export class BulkBuilder {
     } finally {
       client.release();
     }
-  }
-}
-
-function foldJob(job: JobRow, e: ProjectableEvent): void {
-  switch (e.name) {
-    case 'CrawlRequested':
-      foldCrawlRequested(job, e.value as EventMap['CrawlRequested']);
-      break;
-    case 'JobDispatched':
-      foldJobDispatched(job, e.value as EventMap['JobDispatched']);
-      break;
-    case 'JobCompleted':
-      foldJobCompleted(job, e.value as EventMap['JobCompleted']);
-      break;
-    case 'JobFailed':
-      foldJobFailed(job, e.value as EventMap['JobFailed']);
-      break;
-    case 'JobCancelled':
-      foldJobCancelled(job, e.value as EventMap['JobCancelled']);
-      break;
   }
 }

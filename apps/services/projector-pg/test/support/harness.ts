@@ -23,7 +23,7 @@ export interface Harness {
 }
 
 const TOPIC_OF: Record<string, keyof ProjectedTopics> = {
-  CrawlRequested: 'jobs', JobDispatched: 'jobs', JobCompleted: 'jobs', JobFailed: 'jobs', JobCancelled: 'jobs',
+  CrawlRequested: 'jobs', JobDispatched: 'jobs', JobCompleted: 'jobs', JobFailed: 'jobs', JobCancelled: 'jobs', JobPaused: 'jobs', JobResumed: 'jobs',
   PageFetched: 'pages', PageFailed: 'pages', ItemExtracted: 'items',
 };
 
