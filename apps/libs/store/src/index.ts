@@ -42,3 +42,4 @@ export { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_TYPE, type Webhook
 export { CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS, loadCrawlSpec, saveCrawlSpecs } from './specs/crawl-specs.ts';
 export { dedupeKey } from './dedupe/dedupe-key.ts';
 export { claimDedupe, dedupeTtlFromEnv, hasCrawlDedupe } from './dedupe/crawl-dedupe.ts';
+export { csvCell, csvLine } from './export/csv.ts';

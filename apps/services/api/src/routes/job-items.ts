@@ -10,7 +10,7 @@ import { findJob } from '../data/jobs.ts';
 import { allItems, itemFieldNames, listItems, type ItemRow } from '../data/job-items.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
-import { csvLine } from '../http/csv.ts';
+import { csvLine } from '@trawl/store';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 import { itemListQuery } from '../schemas/jobs.ts';
 

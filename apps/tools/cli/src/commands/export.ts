@@ -6,7 +6,7 @@
  */
 import type { ApiClient } from '../lib/api-client.ts';
 import { UsageError } from '../lib/cli-error.ts';
-import { csvRow } from '../lib/csv.ts';
+import { csvLine } from '@trawl/store';
 
 export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export const CONTENT_FORMATS = ['html', 'text', 'markdown'] as const;
@@ -26,14 +26,14 @@ export async function exportJob(api: ApiClient, jobId: string, options: ExportOp
   const query = { format: 'ndjson' as const, ...(include ? { include } : {}) };
   const columns: string[] = [...CSV_COLUMNS, ...(options.include ? [options.include] : [])];
   const write = (s: string): Promise<void> => new Promise((resolve) => (out.write(s) ? resolve() : out.once('drain', resolve)));
-  if (options.format === 'csv') await write(csvRow(columns));
+  if (options.format === 'csv') await write(csvLine(columns));
   let pages = 0;
   for await (const line of api.lines(api.http.GET('/jobs/{id}/pages', { params: { path: { id: jobId }, query }, parseAs: 'stream' }))) {
     pages++;
     if (options.format === 'ndjson') await write(`${line}\n`);
     else {
       const page = JSON.parse(line) as Record<string, unknown>;
-      await write(csvRow(columns.map((c) => page[c])));
+      await write(csvLine(columns.map((c) => page[c])));
     }
   }
   process.stderr.write(`${pages} pages exported\n`);
