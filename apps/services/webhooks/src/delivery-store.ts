@@ -73,20 +73,23 @@ export class DeliveryStore {
     }
   }
 
-  async rememberJob(jobId: string, userId: string, scheduleId: string | null): Promise<void> {
+  /** Who owns the job; a null user: a job without an owner (a seeded schedule's), known as such. */
+  async rememberJob(jobId: string, userId: string | null, scheduleId: string | null): Promise<void> {
     await this.query('INSERT INTO webhook_jobs (job_id, user_id, schedule_id) VALUES ($1, $2, $3) ON CONFLICT (job_id) DO NOTHING', [jobId, userId, scheduleId]);
   }
 
   /**
    * The job's owner: from JobDispatched (webhook_jobs), else from projector-pg's read model for a
-   * job dispatched before this service first ran (same database by default; absent: unknown).
+   * job dispatched before this service first ran (same database by default). Null: the job is
+   * known and has no owner; undefined: not known (yet).
    */
-  async jobOwner(jobId: string): Promise<JobOwner | undefined> {
-    const { rows } = await this.query<JobOwner>('SELECT user_id, schedule_id FROM webhook_jobs WHERE job_id = $1', [jobId]);
-    if (rows[0]) return rows[0];
+  async jobOwner(jobId: string): Promise<JobOwner | null | undefined> {
+    const known = (row: { user_id: string | null; schedule_id: string | null } | undefined) => (row ? (row.user_id === null ? null : (row as JobOwner)) : undefined);
+    const { rows } = await this.query<{ user_id: string | null; schedule_id: string | null }>('SELECT user_id, schedule_id FROM webhook_jobs WHERE job_id = $1', [jobId]);
+    if (rows[0]) return known(rows[0]);
     try {
-      const r = await this.query<JobOwner>('SELECT user_id::text AS user_id, schedule_id::text AS schedule_id FROM jobs WHERE job_id::text = $1 AND user_id IS NOT NULL', [jobId]);
-      return r.rows[0];
+      const r = await this.query<{ user_id: string | null; schedule_id: string | null }>('SELECT user_id, schedule_id FROM jobs WHERE job_id = $1', [jobId]);
+      return known(r.rows[0]);
     } catch (err) {
       if ((err as { code?: string }).code === '42P01' || (err as { code?: string }).code === '42703') return undefined;
       throw err;

@@ -79,17 +79,17 @@ export async function startWebhookService(o: WebhookServiceOptions): Promise<Web
   const producer = new EventProducer({ kafka, logger: o.logger });
   await producer.connect();
 
-  // Owners are cached once known; an unknown one is asked again next time.
-  const owners = new Map<string, { readonly at: number; readonly owner: JobOwner }>();
+  // Owners are cached once known (null: the job has none); an unknown one is asked again next time.
+  const owners = new Map<string, { readonly at: number; readonly owner: JobOwner | null }>();
   const anySubscription = new Map<string, { readonly at: number; readonly any: Promise<boolean> }>();
   const ownerOf = async (jobId: string, type: WebhookEventType): Promise<JobOwner | undefined> => {
     const hit = owners.get(jobId);
-    if (hit && Date.now() - hit.at < OWNER_CACHE_MS) return hit.owner;
+    if (hit && Date.now() - hit.at < OWNER_CACHE_MS) return hit.owner ?? undefined;
     const owner = await store.jobOwner(jobId);
-    if (owner) {
+    if (owner !== undefined) {
       if (owners.size > 10_000) owners.clear();
       owners.set(jobId, { at: Date.now(), owner });
-      return owner;
+      return owner ?? undefined;
     }
     // Not known yet: this event was read before the job's JobDispatched (the two topics are read
     // side by side, and a restart re-reads both). It is tried again later, through the retry
@@ -143,8 +143,8 @@ export async function startWebhookService(o: WebhookServiceOptions): Promise<Web
   async function handleJobEvent(event: ConsumedEvent): Promise<Outcome> {
     if (!isJobEvent(event)) return 'delivered';
     const w = jobWebhookEvent(event);
-    if (event.name === 'JobDispatched' && event.value.user_id) await store.rememberJob(w.jobId, event.value.user_id, event.value.schedule_id);
-    const owner = event.name === 'JobDispatched' && event.value.user_id ? { user_id: event.value.user_id, schedule_id: event.value.schedule_id } : await ownerOf(w.jobId, w.type);
+    if (event.name === 'JobDispatched') await store.rememberJob(w.jobId, event.value.user_id, event.value.schedule_id);
+    const owner = event.name === 'JobDispatched' ? (event.value.user_id ? { user_id: event.value.user_id, schedule_id: event.value.schedule_id } : undefined) : await ownerOf(w.jobId, w.type);
     if (!owner) return 'delivered';
     return deliverEvent(w, owner, event.origin.offset, event.attempt);
   }

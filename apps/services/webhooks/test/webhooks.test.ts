@@ -90,6 +90,20 @@ describe('webhook deliveries', () => {
     expect(got.sort()).toEqual([...itemIds].sort());
   });
 
+  it('events of a job without an owner (a seeded schedule) are settled at once, not retried as "owner not known yet"', async () => {
+    const ivy = `ivy-${randomUUID()}`;
+    await subscribe(ivy, '/ivy', ['items.extracted', 'job.completed']);
+    const job = randomUUID();
+    const before = harness.service.consumer.stats();
+    await harness.producer.emit('JobDispatched', { ...dispatched, job_id: job, user_id: null, schedule_id: null }, { topic: harness.topics.names.jobs! });
+    await waitFor(async () => (await harness.db.pool.query('SELECT 1 FROM webhook_jobs WHERE job_id = $1 AND user_id IS NULL', [job])).rowCount === 1, { message: 'the ownerless job known' });
+    await extracted(job, 3);
+    await ended(job);
+    await waitFor(() => harness.service.consumer.stats().processed >= before.processed + 5, { timeoutMs: 20_000, message: 'the job\'s five events handled' });
+    expect(harness.service.consumer.stats().retried).toBe(before.retried);
+    expect(receiver.unique('/ivy')).toEqual([]);
+  });
+
   it('a receiver down for 8 s gets every delivery once it is back, each job\'s events in log order', async () => {
     const carol = `carol-${randomUUID()}`;
     const hook = await subscribe(carol, '/carol', ['job.started', 'job.completed']);

@@ -64,4 +64,9 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 2,
+    description: 'jobs without an owner (a seeded schedule) are known too, so their events are not retried as "owner not known yet"',
+    sql: `ALTER TABLE webhook_jobs ALTER COLUMN user_id DROP NOT NULL;`,
+  },
 ];
