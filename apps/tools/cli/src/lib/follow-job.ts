@@ -46,6 +46,7 @@ export async function followJob(
   let status: Job;
   for (;;) {
     status = await api.ok(api.http.GET('/jobs/{id}/status', { params: { path: { id: jobId } } }));
+    model.counted(status.counters);
     if (TERMINAL.has(status.status)) break;
     await new Promise<void>((resolve) => {
       wake = resolve;

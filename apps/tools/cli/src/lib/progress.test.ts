@@ -23,6 +23,16 @@ describe('progress model', () => {
     expect(m.snapshot.estimate).toBe(2);
   });
 
+  it('takes the counts of the job status when the feed gives none (the bar does not end at 0/0)', () => {
+    const m = new ProgressModel(['http://a/'], { maxDepth: 2, maxPages: 1000 });
+    m.counted({ pages_fetched: 111, pages_failed: 0, items_extracted: 110, bytes: 205_824, urls_seen: 111 });
+    m.finish('finished');
+    expect(m.snapshot).toMatchObject({ pagesFetched: 111, items: 110, bytes: 205_824, estimate: 111, done: true });
+    // Never below what the feed counted already.
+    m.counted({ pages_fetched: 5, pages_failed: 0, items_extracted: 0, bytes: 0, urls_seen: 5 });
+    expect(m.snapshot.pagesFetched).toBe(111);
+  });
+
   it('records failure', () => {
     const m = new ProgressModel(['http://a/'], { maxDepth: 1, maxPages: 5 });
     m.apply(ev('JobFailed', { reason: 'every start URL refused' }));

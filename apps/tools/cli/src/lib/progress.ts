@@ -30,6 +30,8 @@ export class ProgressModel {
   private items = 0;
   private bytes = 0;
   private readonly discovered = new Set<string>();
+  /** URLs the job's status says it has seen: the estimate's floor when the feed is not there. */
+  private urlsSeen = 0;
   private maxDepth: number;
   private maxPages: number;
   private outcome: string | null = null;
@@ -75,6 +77,18 @@ export class ProgressModel {
     }
   }
 
+  /**
+   * The figures of /jobs/:id/status, for a follower without the live feed (or one that missed
+   * events): never below what the feed already counted.
+   */
+  counted(c: { readonly pages_fetched: number; readonly pages_failed: number; readonly items_extracted: number; readonly bytes: number; readonly urls_seen: number }): void {
+    this.fetched = Math.max(this.fetched, c.pages_fetched);
+    this.failed = Math.max(this.failed, c.pages_failed);
+    this.items = Math.max(this.items, c.items_extracted);
+    this.bytes = Math.max(this.bytes, c.bytes);
+    this.urlsSeen = Math.max(this.urlsSeen, c.urls_seen);
+  }
+
   /** Marks the end when learnt from /jobs/:id/status rather than from the feed. */
   finish(outcome: string, error: string | null = null): void {
     this.outcome = outcome;
@@ -88,7 +102,7 @@ export class ProgressModel {
       pagesFailed: this.failed,
       items: this.items,
       bytes: this.bytes,
-      estimate: Math.max(seen, Math.min(this.maxPages, this.discovered.size)),
+      estimate: Math.max(seen, Math.min(this.maxPages, Math.max(this.discovered.size, this.urlsSeen))),
       done: this.outcome !== null,
       outcome: this.outcome,
       error: this.error,
