@@ -133,6 +133,8 @@ export function resolveConsumerOptions(o: EventConsumerOptions): ResolvedConsume
   if (!o.groupId) throw new InvalidOptionError('groupId is required');
   if (o.topics.length === 0) throw new InvalidOptionError('topics must not be empty');
   if (typeof o.handler !== 'function') throw new InvalidOptionError('handler must be a function');
+  // keyOrdering holds a message behind its key, so launches leave offset order, which startInOrder's hand-off follows.
+  if (o.startInOrder && o.keyOrdering) throw new InvalidOptionError('startInOrder and keyOrdering cannot be combined');
   const retryTiers = o.retryTiers ?? [];
   validateRetryTiers(retryTiers, o.topics);
   const deadLetterTopic = o.deadLetterTopic ?? TOPICS.eventsDlq;
