@@ -86,6 +86,19 @@ async function startCrawl(spiderId: string, depth: number, options: { keep?: boo
   return page.evaluate(() => /^#\/jobs\/([0-9a-f-]{36})/.exec(location.hash)![1]!);
 }
 
+/**
+ * Clicks what the selector finds at the moment of the click, inside the page: a job view renders
+ * again as its data arrives, and an element handle taken a moment before may be gone by then
+ * ("Node is detached from document").
+ */
+async function clickLive(selector: string): Promise<void> {
+  await page.waitForFunction((sel) => {
+    const el = document.querySelector<HTMLElement>(sel);
+    el?.click();
+    return el !== null;
+  }, { timeout: 10_000 }, selector);
+}
+
 /** The spec the job was dispatched with. */
 async function dispatchedSpec(id: string): Promise<JobDispatched['spec']> {
   const events = await stack.pipeline.waitFor((ev) => ev.some((e) => e.event.name === 'JobDispatched' && (e.event.value as JobDispatched).job_id === id), 30_000, `JobDispatched of ${id}`);
@@ -136,11 +149,11 @@ describe('the console', () => {
     await page.waitForFunction(() => (document.querySelector('#job-log')?.childElementCount ?? 0) > 3);
     shots.push(await screenshot(page, '02-job-finished'));
 
-    await page.click('#tab-items');
+    await clickLive('#tab-items');
     await page.waitForSelector('#job-items table tbody tr');
     expect(await page.$('#export-csv')).not.toBeNull();
     shots.push(await screenshot(page, '03-job-items'));
-    await page.click('#tab-pages');
+    await clickLive('#tab-pages');
     await page.waitForSelector('#job-pages table tbody tr.bad-row');
   }, 180_000);
 
@@ -271,21 +284,21 @@ describe('the console', () => {
 
       await page.goto(`${stack.baseUrl}/#/jobs/${run2}`);
       await page.waitForSelector('#tab-changes');
-      await page.click('#tab-changes');
+      await clickLive('#tab-changes');
       await page.waitForSelector('[data-change-count="pages-changed"]');
       const count = (key: string) => page.$eval(`[data-change-count="${key}"] dd`, (el) => el.textContent);
       expect({ changed: await count('pages-changed'), unchanged: await count('pages-unchanged'), new: await count('pages-new'), gone: await count('pages-gone') }).toEqual({ changed: '1', unchanged: '1', new: '0', gone: '0' });
       expect(await page.$eval('#change-headline', (el) => el.textContent)).toContain(run1.slice(0, 8));
-      await page.click('[data-change-section="pages-changed"] [data-view-content]');
+      await clickLive('[data-change-section="pages-changed"] [data-view-content]');
       await page.waitForFunction(() => document.querySelector<HTMLElement>('#page-content-body')?.dataset.loaded === 'markdown');
       expect(await page.$eval('#page-content-body', (el) => el.textContent)).toContain('Edition 2 of the news.');
       shots.push(await screenshot(page, '09-job-changes'));
 
       const listed = await stack.api<{ pages: { fetch_id: string; url: string }[] }>(aliceKey, 'GET', `/jobs/${run2}/pages`);
       const home = listed.body.pages.find((x) => x.url === `${origin}/`)!.fetch_id;
-      await page.click('#tab-pages');
+      await clickLive('#tab-pages');
       await page.waitForSelector(`#job-pages [data-view-content="${home}"]`);
-      await page.click(`#job-pages [data-view-content="${home}"]`);
+      await clickLive(`#job-pages [data-view-content="${home}"]`);
       await page.waitForFunction(() => {
         const el = document.querySelector<HTMLElement>('#page-content-body');
         return el?.dataset.loaded === 'markdown' && el.textContent?.includes('Markup, shown');
