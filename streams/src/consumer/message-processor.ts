@@ -32,7 +32,7 @@ import { readEvent, type ConsumedEvent, type EventHandler } from './consumed-eve
 import type { ConsumerMetrics } from '../metrics/consumer-metrics.ts';
 import type { DeliveryCounter } from './delivery-counter.ts';
 import type { MessagePosition } from './delivery-store.ts';
-import { contextFromHeaders, inSpan, startProcessSpan } from '../tracing/trace-context.ts';
+import { contextFromHeaders, inRecordTrace, startProcessSpan } from '../tracing/trace-context.ts';
 import { afterUnfinished, carriedForward, deliveryVerdict, FIRST_DELIVERY, rereadHistory, type DeliveryHistory } from './delivery-verdict.ts';
 
 /** The first window of a partition after it was taken on: messages a previous member may have run. */
@@ -138,11 +138,14 @@ export class MessageProcessor {
             if (!(await deliveries.record(at, history!.here + 1, signal))) return false;
             recordedHere = history!.here + 1;
           }
-          // Each attempt is a span continuing the trace the record carries: what the handler emits joins it.
-          const parent = contextFromHeaders(source.headers);
-          const span = startProcessSpan(this.o.metrics.consumer, source.topic, source.partition, source.offset, event.name, event.value, parent);
-          span.setAttribute('trawl.attempt', current);
-          await inSpan(span, parent, async () => {
+          // Each attempt continues the trace the record carries (a span where spans are recorded): what the handler emits joins it.
+          const traced = () => {
+            const parent = contextFromHeaders(source.headers);
+            const span = startProcessSpan(this.o.metrics.consumer, source.topic, source.partition, source.offset, event.name, event.value, parent);
+            span.setAttribute('trawl.attempt', current);
+            return { span, parent };
+          };
+          await inRecordTrace(source.headers, traced, async () => {
             const handled = this.o.handler({ ...event, origin, attempt: current, signal } as ConsumedEvent);
             turn?.handedOff();
             return handled;

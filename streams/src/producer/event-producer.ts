@@ -34,11 +34,11 @@ import { EventCodec } from '../registry/event-codec.ts';
 import { EventTooLargeError } from '../errors.ts';
 import { EVENT_TOPIC } from './event-topics.ts';
 import { randomEventId } from './event-id.ts';
-import { context, trace, type Context } from '@opentelemetry/api';
+import { context, type Context } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { counterIn, defaultMetrics } from '../metrics/prometheus.ts';
 import { describeError } from '../retry/retry-headers.ts';
-import { endSpan, injectTraceHeaders, startSendSpan } from '../tracing/trace-context.ts';
+import { injectTraceHeaders, inSendSpan } from '../tracing/trace-context.ts';
 
 /** An event's body: the envelope (event_id, occurred_at, causation_id) is filled here. */
 export type EventBody<N extends EventName> = Omit<EventMap[N], 'event_id' | 'occurred_at' | 'causation_id'>;
@@ -196,17 +196,12 @@ export class EventProducer {
    * as a decider's output does: sent as it is, never taken apart and put together again.
    */
   async emitEvent<N extends EventName>(name: N, event: EventMap[N], options: RouteOptions = {}): Promise<string> {
-    const span = startSendSpan(name, options.topic ?? EVENT_TOPIC[name], event);
-    const e = this.route(name, event, options, trace.setSpan(context.active(), span));
-    span.setAttribute('messaging.message.id', e.eventId);
-    try {
+    return inSendSpan(name, options.topic ?? EVENT_TOPIC[name], event, async (ctx, span) => {
+      const e = this.route(name, event, options, ctx);
+      span.setAttribute('messaging.message.id', e.eventId);
       await this.enqueue(name, e);
-    } catch (err) {
-      endSpan(span, err);
-      throw err;
-    }
-    endSpan(span);
-    return e.eventId;
+      return e.eventId;
+    });
   }
 
   private enqueue<N extends EventName>(name: N, e: { eventId: string; value: EventMap[N]; topic: string; key: string | null; headers: IHeaders }): Promise<void> {

@@ -44,7 +44,7 @@ import { createLogger } from '../logger.ts';
 import { endpoints } from '../config/endpoints.ts';
 import { EventCodec } from '../registry/event-codec.ts';
 import { EventProducer } from '../producer/event-producer.ts';
-import { eventAttributes, inSpan, startBatchSpan } from '../tracing/trace-context.ts';
+import { eventAttributes, inRecordTrace, startBatchSpan } from '../tracing/trace-context.ts';
 import { TOPICS, consumerGroup } from '../topics/catalogue.ts';
 import { InvalidOptionError } from '../errors.ts';
 import { Backoff, sleep } from '../util/backoff.ts';
@@ -190,8 +190,8 @@ class PostgresProjection implements MemberStrategy<ProjectionStats> {
       this.metrics.skipped(batch.messages.length - fresh.length);
       if (fresh.length > 0) {
         // The batch's write is a span in its first event's trace (tracing/trace-context.ts).
-        const traced = startBatchSpan(this.name, topic, partition, fresh.map((m) => m.headers), undefined);
-        await inSpan(traced.span, traced.parent, async () => {
+        const traced = () => startBatchSpan(this.name, topic, partition, fresh.map((m) => m.headers), undefined);
+        await inRecordTrace(fresh[0]!.headers, traced, async (span) => {
           const { events, deadLetters } = this.raw ? rawBatch(topic, partition, fresh) : await decodeBatch(this.decodeDeps, topic, partition, fresh);
           // Dead letters first: once the offset moves past them they must already be safe.
           if (deadLetters.length > 0) {
@@ -212,7 +212,7 @@ class PostgresProjection implements MemberStrategy<ProjectionStats> {
           this.metrics.applied(topic, applied);
           this.metrics.skipped(events.length - applied);
           this.metrics.batch(topic, performance.now() - started);
-          if (events[0]) traced.span.setAttributes(eventAttributes(events[0].value));
+          if (events[0] && span.isRecording()) span.setAttributes(eventAttributes(events[0].value));
         });
       }
       if (nextAfter > pos.next) pos.next = nextAfter;

@@ -1,10 +1,14 @@
 import { context, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { contextFromHeaders, injectTraceHeaders, startTracing, traceIdOf, trawlTracer } from './trace-context.ts';
+import { contextFromHeaders, injectTraceHeaders, inRecordTrace, startTracing, traceIdOf, trawlTracer } from './trace-context.ts';
 
 describe('trace context without an exporter', () => {
+  expect(startTracing('trace-test', {}).exporting).toBe(false);
+  const noSpan = () => {
+    throw new Error('a process that records nothing opens no span');
+  };
+
   it('records no span, and still carries one trace id from event to event', () => {
-    expect(startTracing('trace-test', {}).exporting).toBe(false);
     const root = trawlTracer().startSpan('POST /crawl');
     expect(root.isRecording()).toBe(false);
     const first = injectTraceHeaders(trace.setSpan(context.active(), root), {});
@@ -17,5 +21,27 @@ describe('trace context without an exporter', () => {
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(traceIdOf(String(next.traceparent))).toBe(traceId);
     expect(String(next.traceparent)).not.toBe(String(first.traceparent));
+  });
+
+  it('hands on the trace headers of the record being handled as they came, opening no span', async () => {
+    const record = { traceparent: Buffer.from('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'), tracestate: Buffer.from('vendor=1') };
+    const emitted = await inRecordTrace(record, noSpan, async (span) => {
+      expect(span.isRecording()).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve)); // still the record's context after an await
+      return injectTraceHeaders(context.active(), { 'trawl-event': 'PageFetched' });
+    });
+    expect(String(emitted.traceparent)).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    expect(String(emitted.tracestate)).toBe('vendor=1');
+    // Outside the handling, the record's trace is gone.
+    expect(traceIdOf(String(injectTraceHeaders(context.active(), {}).traceparent))).not.toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  it('starts a trace of its own for an event with none to continue, or a malformed one', async () => {
+    const outside = injectTraceHeaders(context.active(), {});
+    const malformed = await inRecordTrace({ traceparent: 'not-a-traceparent' }, noSpan, async () => injectTraceHeaders(context.active(), {}));
+    const none = await inRecordTrace(undefined, noSpan, async () => injectTraceHeaders(context.active(), {}));
+    const roots = [outside, malformed, none].map((h) => String(h.traceparent));
+    for (const root of roots) expect(root).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(new Set(roots.map(traceIdOf)).size).toBe(3);
   });
 });

@@ -7,24 +7,46 @@
  *
  * The trace context is always propagated; spans are recorded only in a process that exports them,
  * to an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, with the
- * OTLP exporter's own OTEL_* settings; OTEL_TRACES_EXPORTER=none turns export off again). Without
- * one, every span is a non-recording span that carries the trace id on (a span per event, recorded
- * and dropped, cost projector-ch ~40% of its CPU a page). A process that exports records every
- * span, also under a parent a non-exporting process marked unsampled, so the services that export
- * show the whole trace of theirs.
+ * OTLP exporter's own OTEL_* settings; OTEL_TRACES_EXPORTER=none turns export off again). A process
+ * that exports records every span, also under a parent a non-exporting process marked unsampled, so
+ * the services that export show the whole trace of theirs.
+ *
+ * A process that does not export opens no span on its hot paths (a record handled, an event sent,
+ * a projection's batch): the handling runs in a context that holds the record's trace headers as
+ * they came, and what it emits carries them on unparsed — the same trace, the upstream span as its
+ * parent. Only an event with no trace to continue gets a new root. Spans opened by hand (an API
+ * request's) are non-recording there and carry the trace id on as well.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TextMapGetter } from '@opentelemetry/api';
+import { randomBytes } from 'node:crypto';
+import {
+  context,
+  createContextKey,
+  INVALID_SPAN_CONTEXT,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type TextMapGetter,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler } from '@opentelemetry/sdk-trace-node';
 import type { IHeaders } from 'kafkajs';
 
 export const TRACEPARENT_HEADER = 'traceparent';
+const TRACESTATE_HEADER = 'tracestate';
 
 /** The tracer every Trawl span comes from. */
 export const trawlTracer = () => trace.getTracer('trawl');
 
 let provider: NodeTracerProvider | undefined;
+/** Whether this process records spans (it exports them); set by startTracing. */
+let recording = false;
 
 export function otlpExportConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
   if ((env.OTEL_TRACES_EXPORTER ?? '').trim() === 'none') return false;
@@ -39,7 +61,8 @@ export function otlpExportConfigured(env: NodeJS.ProcessEnv = process.env): bool
  */
 export function startTracing(service: string, env: NodeJS.ProcessEnv = process.env): { exporting: boolean } {
   const exporting = otlpExportConfigured(env);
-  if (provider) return { exporting };
+  if (provider) return { exporting: recording };
+  recording = exporting;
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || `trawl-${service}` }),
     spanProcessors: exporting ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [],
@@ -69,10 +92,66 @@ export function contextFromHeaders(headers: IHeaders | undefined): Context {
   return headers ? propagation.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
 }
 
-/** Writes `ctx`'s trace context into `headers` as W3C `traceparent` / `tracestate`. */
+/** Where a non-recording handling keeps the trace headers of the record it handles. */
+const RECORD_HEADERS = createContextKey('trawl record trace headers');
+/** What a non-recording process's hot paths hand their callbacks in place of a span. */
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/** A version-00 traceparent's length: 00-<32 hex>-<16 hex>-<2 hex>. */
+const TRACEPARENT_LENGTH = 55;
+
+/**
+ * Writes `ctx`'s trace context into `headers` as W3C `traceparent` / `tracestate`: the trace
+ * headers of the record being handled, where a non-recording handling put them there, else the
+ * active span's. Once tracing is started, an event with neither starts a trace of its own.
+ */
 export function injectTraceHeaders(ctx: Context, headers: IHeaders): IHeaders {
+  const carried = ctx.getValue(RECORD_HEADERS) as IHeaders | undefined;
+  const traceparent = carried?.[TRACEPARENT_HEADER];
+  if (traceparent !== undefined && !Array.isArray(traceparent) && traceparent.length === TRACEPARENT_LENGTH) {
+    headers[TRACEPARENT_HEADER] = traceparent;
+    const tracestate = carried![TRACESTATE_HEADER];
+    if (tracestate !== undefined) headers[TRACESTATE_HEADER] = tracestate;
+    return headers;
+  }
   propagation.inject(ctx, headers);
+  if (headers[TRACEPARENT_HEADER] === undefined && provider) headers[TRACEPARENT_HEADER] = newRootTraceparent();
   return headers;
+}
+
+/** A root's traceparent, unsampled: a new trace id and span id. */
+function newRootTraceparent(): string {
+  const id = randomBytes(24).toString('hex');
+  return `00-${id.slice(0, 32)}-${id.slice(32)}-00`;
+}
+
+/**
+ * Runs `fn` as the handling of a record whose trace headers are `headers`. A process that records
+ * spans runs it in the span `start` opens (a child of the record's trace), ended with `fn`'s
+ * outcome; one that does not opens nothing and runs `fn` in a context holding `headers`, which
+ * what it emits carries on (injectTraceHeaders). `fn` gets the span to add attributes to (a no-op
+ * one where nothing records).
+ */
+export function inRecordTrace<T>(headers: IHeaders | undefined, start: () => { span: Span; parent: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!recording) return context.with(headers ? ROOT_CONTEXT.setValue(RECORD_HEADERS, headers) : ROOT_CONTEXT, () => fn(NO_SPAN));
+  const { span, parent } = start();
+  return inSpan(span, parent, () => fn(span));
+}
+
+/**
+ * The producer's span of one event (see startSendSpan), or none where nothing records: `fn` gets
+ * the context to take the event's trace headers from.
+ */
+export async function inSendSpan<T>(event: string, topic: string, value: unknown, fn: (ctx: Context, span: Span) => Promise<T>): Promise<T> {
+  if (!recording) return fn(context.active(), NO_SPAN);
+  const span = startSendSpan(event, topic, value);
+  try {
+    const result = await fn(trace.setSpan(context.active(), span), span);
+    endSpan(span);
+    return result;
+  } catch (err) {
+    endSpan(span, err);
+    throw err;
+  }
 }
 
 /** The trace id a `traceparent` value names, or undefined. */
@@ -91,14 +170,14 @@ export function eventAttributes(value: unknown): Attributes {
 }
 
 /** The producer's span of one event, a child of the active span (or a new root). */
-export function startSendSpan(event: string, topic: string, value: unknown): Span {
+function startSendSpan(event: string, topic: string, value: unknown): Span {
   return trawlTracer().startSpan(`send ${event}`, {
     kind: SpanKind.PRODUCER,
     attributes: { 'messaging.system': 'kafka', 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'trawl.event': event, ...eventAttributes(value) },
   });
 }
 
-export function endSpan(span: Span, err?: unknown): void {
+function endSpan(span: Span, err?: unknown): void {
   if (err !== undefined) {
     span.recordException(err instanceof Error ? err : new Error(String(err)));
     span.setStatus({ code: SpanStatusCode.ERROR });
