@@ -1,4 +1,4 @@
-import { context, trace } from '@opentelemetry/api';
+import { context, createContextKey, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { contextFromHeaders, injectTraceHeaders, inRecordTrace, startTracing, traceIdOf, trawlTracer } from './trace-context.ts';
 
@@ -28,6 +28,11 @@ describe('trace context without an exporter', () => {
     const emitted = await inRecordTrace(record, noSpan, async (span) => {
       expect(span.isRecording()).toBe(false);
       await new Promise((resolve) => setImmediate(resolve)); // still the record's context after an await
+      // A value set on top (another library's) keeps the record's trace with it.
+      const key = createContextKey('trace-test other');
+      const layered = context.active().setValue(key, 1);
+      expect(layered.getValue(key)).toBe(1);
+      expect(String(injectTraceHeaders(layered, {}).traceparent)).toBe(String(record.traceparent));
       return injectTraceHeaders(context.active(), { 'trawl-event': 'PageFetched' });
     });
     expect(String(emitted.traceparent)).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');

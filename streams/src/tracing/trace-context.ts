@@ -94,6 +94,23 @@ export function contextFromHeaders(headers: IHeaders | undefined): Context {
 
 /** Where a non-recording handling keeps the trace headers of the record it handles. */
 const RECORD_HEADERS = createContextKey('trawl record trace headers');
+/**
+ * The context of a record handled where nothing records: its trace headers. One small object a
+ * record — the API's contexts copy a Map and make three closures each.
+ */
+class RecordContext implements Context {
+  constructor(private readonly headers: IHeaders) {}
+  getValue(key: symbol): unknown {
+    return key === RECORD_HEADERS ? this.headers : undefined;
+  }
+  setValue(key: symbol, value: unknown): Context {
+    return ROOT_CONTEXT.setValue(RECORD_HEADERS, this.headers).setValue(key, value);
+  }
+  deleteValue(key: symbol): Context {
+    return key === RECORD_HEADERS ? ROOT_CONTEXT : this;
+  }
+}
+
 /** What a non-recording process's hot paths hand their callbacks in place of a span. */
 const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 /** A version-00 traceparent's length: 00-<32 hex>-<16 hex>-<2 hex>. */
@@ -132,7 +149,7 @@ function newRootTraceparent(): string {
  * one where nothing records).
  */
 export function inRecordTrace<T>(headers: IHeaders | undefined, start: () => { span: Span; parent: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
-  if (!recording) return context.with(headers ? ROOT_CONTEXT.setValue(RECORD_HEADERS, headers) : ROOT_CONTEXT, () => fn(NO_SPAN));
+  if (!recording) return context.with(headers ? new RecordContext(headers) : ROOT_CONTEXT, fn, undefined, NO_SPAN);
   const { span, parent } = start();
   return inSpan(span, parent, () => fn(span));
 }
