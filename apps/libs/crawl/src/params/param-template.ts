@@ -18,6 +18,8 @@ import { MissingParamError } from '../errors.ts';
 export type Params = Readonly<Record<string, string>>;
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+/** One placeholder anywhere: a test, no matches collected (the worker asks it of every page's selectors). */
+const ANY_PLACEHOLDER = /\{\{\s*[A-Za-z0-9_.-]+\s*\}\}/;
 
 /** The param names a template refers to, in order of first use. */
 export function templateNames(template: string): string[] {
@@ -25,7 +27,7 @@ export function templateNames(template: string): string[] {
 }
 
 export function hasPlaceholders(template: string): boolean {
-  return templateNames(template).length > 0;
+  return ANY_PLACEHOLDER.test(template);
 }
 
 function render(template: string, params: Params, escape: (value: string) => string): string {
@@ -64,14 +66,25 @@ export function cssEscape(value: string): string {
 
 /** The selectors of a spec filled in from the params; the spec itself when nothing refers to one. */
 export function specWithParams(spec: CrawlSpec, params: Params): CrawlSpec {
-  const selectors = [spec.item_root, spec.next_link_selector, ...spec.item_fields.map((f) => f.selector)];
-  if (!selectors.some((s) => s !== null && hasPlaceholders(s))) return spec;
+  if (!templated(spec)) return spec;
   return {
     ...spec,
     item_root: spec.item_root === null ? null : renderSelector(spec.item_root, params),
     next_link_selector: spec.next_link_selector === null ? null : renderSelector(spec.next_link_selector, params),
     item_fields: spec.item_fields.map((f) => ({ ...f, selector: renderSelector(f.selector, params) })),
   };
+}
+
+const templatedSpecs = new WeakMap<CrawlSpec, boolean>();
+
+/** Whether any of the spec's selectors holds a placeholder; known once per spec object (a worker's specs come from its cache). */
+function templated(spec: CrawlSpec): boolean {
+  let known = templatedSpecs.get(spec);
+  if (known === undefined) {
+    known = [spec.item_root, spec.next_link_selector, ...spec.item_fields.map((f) => f.selector)].some((s) => s !== null && hasPlaceholders(s));
+    templatedSpecs.set(spec, known);
+  }
+  return known;
 }
 
 /** Every param name a spec's selectors refer to: what a request with this spec must give. */
