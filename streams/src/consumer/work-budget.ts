@@ -15,8 +15,10 @@ import { BudgetExceededError } from '../errors.ts';
 export class WorkBudget {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
-  private expired: ((err: BudgetExceededError) => void) | undefined;
-  private readonly expiry: Promise<never>;
+  /** Set when the budget ran out. */
+  private overrun: BudgetExceededError | undefined;
+  /** Rejects the promise `run` returned, while it is pending. */
+  private rejectRun: ((err: BudgetExceededError) => void) | undefined;
   private readonly detach: () => void;
 
   /** `parent`: the delivery's own signal (the partition revoked, shutdown), passed on to the work. */
@@ -26,8 +28,6 @@ export class WorkBudget {
     private readonly label = 'the work',
   ) {
     setMaxListeners(0, this.controller.signal);
-    this.expiry = new Promise<never>((_, reject) => (this.expired = reject));
-    this.expiry.catch(() => undefined);
     const onParent = () => this.controller.abort(parent!.reason);
     if (parent?.aborted) onParent();
     else parent?.addEventListener('abort', onParent, { once: true });
@@ -44,24 +44,38 @@ export class WorkBudget {
     if (this.timer || this.controller.signal.aborted) return;
     this.timer = setTimeout(() => {
       const err = new BudgetExceededError(`${this.label} ran past its budget of ${this.budgetMs} ms`);
+      this.overrun = err;
       this.controller.abort(err);
-      this.expired?.(err);
+      this.rejectRun?.(err);
     }, this.budgetMs);
   }
 
-  /** The work's result, or BudgetExceededError as soon as the budget runs out. Ends the budget either way. */
-  async run<T>(work: Promise<T>): Promise<T> {
-    try {
-      return await Promise.race([work, this.expiry]);
-    } finally {
-      this.end();
-    }
+  /**
+   * The work's result, or BudgetExceededError as soon as the budget runs out. Ends the budget either
+   * way. No promise that outlives the work is linked to its result: racing the work against one
+   * that only the timer settles kept each page's result reachable from the budget, which lives as
+   * long as the page and so reaches the old generation, until a full collection.
+   */
+  run<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const settle =
+        <V>(how: (value: V) => void) =>
+        (value: V) => {
+          this.end();
+          how(value);
+        };
+      // Handled either way: a work that fails after the budget ran out is no unhandled rejection.
+      work.then(settle(resolve), settle(reject));
+      if (this.overrun) settle(reject)(this.overrun);
+      else this.rejectRun = settle(reject);
+    });
   }
 
   /** Stops the clock and lets go of the parent signal. */
   end(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.rejectRun = undefined;
     this.detach();
   }
 }
