@@ -204,10 +204,13 @@ export class BrowserFetcher {
     const job = this.cluster.execute({ url, waitForSelector: options.waitForSelector });
     if (!options.signal) return job.catch((err: unknown) => Promise.reject(mapBrowserError(err, url)));
     // Chromium cannot be interrupted mid-render from here; the caller stops waiting, the tab finishes on its own.
-    const aborted = new Promise<never>((_, reject) =>
-      options.signal!.addEventListener('abort', () => reject(new FetchAbortedError(`render of ${url} aborted`)), { once: true }),
-    );
-    return Promise.race([job.catch((err: unknown) => Promise.reject(mapBrowserError(err, url))), aborted]);
+    // The listener goes with the render: the signal may outlive it (WorkBudget.run says why that matters).
+    const signal = options.signal;
+    return new Promise<FetchResult>((resolve, reject) => {
+      const onAbort = () => reject(new FetchAbortedError(`render of ${url} aborted`));
+      signal.addEventListener('abort', onAbort, { once: true });
+      job.then(resolve, (err: unknown) => reject(mapBrowserError(err, url))).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /** The pool's use for metrics: renders pending (in a tab or queued) and tabs at most. */
