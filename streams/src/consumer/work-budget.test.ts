@@ -1,8 +1,16 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { BudgetExceededError } from '../errors.ts';
 import { WorkBudget } from './work-budget.ts';
 
 const never = new Promise<never>(() => {});
+
+/** A full collection, exposed for this test file only. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
 
 describe('WorkBudget', () => {
   it("gives the work's result and lets go of the parent signal", async () => {
@@ -45,5 +53,18 @@ describe('WorkBudget', () => {
     const budget = new WorkBudget(1_000, parent.signal);
     parent.abort(new Error('partition revoked'));
     expect((budget.signal.reason as Error).message).toBe('partition revoked');
+  });
+
+  it('holds no link to the result of the work it ran (a budget can outlive its page)', async () => {
+    const budget = new WorkBudget(60_000);
+    budget.start();
+    let page: { body: string } | undefined = { body: 'x'.repeat(100_000) };
+    const result = new WeakRef(page);
+    await budget.run(Promise.resolve(page));
+    page = undefined;
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(result.deref()).toBeUndefined();
+    expect(budget.signal.aborted).toBe(false); // the budget itself is still here
   });
 });
