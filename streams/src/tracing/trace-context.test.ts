@@ -24,15 +24,18 @@ describe('trace context without an exporter', () => {
   });
 
   it('hands on the trace headers of the record being handled as they came, opening no span', async () => {
-    const record = { traceparent: Buffer.from('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'), tracestate: Buffer.from('vendor=1') };
+    // As a fetched record's headers are: slices of the batch's buffer, which the context must not hold.
+    const batch = Buffer.from('....00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01vendor=1....');
+    const record = { traceparent: batch.subarray(4, 59), tracestate: batch.subarray(59, 67) };
     const emitted = await inRecordTrace(record, noSpan, async (span) => {
       expect(span.isRecording()).toBe(false);
       await new Promise((resolve) => setImmediate(resolve)); // still the record's context after an await
+      batch.fill(0); // the batch's buffer reused: the context kept a copy
       // A value set on top (another library's) keeps the record's trace with it.
       const key = createContextKey('trace-test other');
       const layered = context.active().setValue(key, 1);
       expect(layered.getValue(key)).toBe(1);
-      expect(String(injectTraceHeaders(layered, {}).traceparent)).toBe(String(record.traceparent));
+      expect(injectTraceHeaders(layered, {}).traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
       return injectTraceHeaders(context.active(), { 'trawl-event': 'PageFetched' });
     });
     expect(String(emitted.traceparent)).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
@@ -43,10 +46,19 @@ describe('trace context without an exporter', () => {
 
   it('starts a trace of its own for an event with none to continue, or a malformed one', async () => {
     const outside = injectTraceHeaders(context.active(), {});
-    const malformed = await inRecordTrace({ traceparent: 'not-a-traceparent' }, noSpan, async () => injectTraceHeaders(context.active(), {}));
-    const none = await inRecordTrace(undefined, noSpan, async () => injectTraceHeaders(context.active(), {}));
-    const roots = [outside, malformed, none].map((h) => String(h.traceparent));
+    const handled = (traceparent: string | undefined) => inRecordTrace(traceparent === undefined ? undefined : { traceparent }, noSpan, async () => injectTraceHeaders(context.active(), {}));
+    const malformed = [
+      'not-a-traceparent',
+      '00-00000000000000000000000000000000-b7ad6b7169203331-01', // trace id all zeros
+      '00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01', // upper case
+      'ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', // version ff
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra', // version 00 with more
+    ];
+    const roots = [outside, await handled(undefined), ...(await Promise.all(malformed.map(handled)))].map((h) => String(h.traceparent));
     for (const root of roots) expect(root).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-    expect(new Set(roots.map(traceIdOf)).size).toBe(3);
+    expect(new Set(roots.map(traceIdOf)).size).toBe(roots.length);
+    // A later version's longer traceparent is continued.
+    const later = '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-more';
+    expect((await handled(later)).traceparent).toBe(later);
   });
 });

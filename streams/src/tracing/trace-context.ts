@@ -92,42 +92,63 @@ export function contextFromHeaders(headers: IHeaders | undefined): Context {
   return headers ? propagation.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
 }
 
-/** Where a non-recording handling keeps the trace headers of the record it handles. */
-const RECORD_HEADERS = createContextKey('trawl record trace headers');
+/** A handled record's W3C trace context, as text: what a non-recording handling carries on. */
+interface CarriedTrace {
+  readonly traceparent: string;
+  readonly tracestate: string | undefined;
+}
+
+/** Where a non-recording handling keeps the trace of the record it handles. */
+const RECORD_TRACE = createContextKey('trawl record trace');
 /**
- * The context of a record handled where nothing records: its trace headers. One small object a
- * record — the API's contexts copy a Map and make three closures each.
+ * The context of a record handled where nothing records: its trace. One small object a record —
+ * the API's contexts copy a Map and make three closures each.
  */
 class RecordContext implements Context {
-  constructor(private readonly headers: IHeaders) {}
+  constructor(private readonly carried: CarriedTrace) {}
   getValue(key: symbol): unknown {
-    return key === RECORD_HEADERS ? this.headers : undefined;
+    return key === RECORD_TRACE ? this.carried : undefined;
   }
   setValue(key: symbol, value: unknown): Context {
-    return ROOT_CONTEXT.setValue(RECORD_HEADERS, this.headers).setValue(key, value);
+    return ROOT_CONTEXT.setValue(RECORD_TRACE, this.carried).setValue(key, value);
   }
   deleteValue(key: symbol): Context {
-    return key === RECORD_HEADERS ? ROOT_CONTEXT : this;
+    return key === RECORD_TRACE ? ROOT_CONTEXT : this;
   }
 }
 
 /** What a non-recording process's hot paths hand their callbacks in place of a span. */
 const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-/** A version-00 traceparent's length: 00-<32 hex>-<16 hex>-<2 hex>. */
-const TRACEPARENT_LENGTH = 55;
+/** W3C trace-context: version (not ff), trace id and parent id (not all zeros), flags; version 00 ends there. */
+const VALID_TRACEPARENT = /^(?!ff)[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}(-.*)?$/;
+
+function headerText(value: IHeaders[string]): string | undefined {
+  const one = Array.isArray(value) ? value[0] : value;
+  return one === undefined ? undefined : typeof one === 'string' ? one : one.toString('latin1');
+}
 
 /**
- * Writes `ctx`'s trace context into `headers` as W3C `traceparent` / `tracestate`: the trace
- * headers of the record being handled, where a non-recording handling put them there, else the
- * active span's. Once tracing is started, an event with neither starts a trace of its own.
+ * The trace a record's headers carry, copied out as text: the header values are slices of the
+ * fetched batch, and a context lives as long as whatever the handling starts (a keep-alive socket,
+ * a timer) — holding a slice would hold the whole batch. Undefined for none or a malformed one.
+ */
+function carriedTrace(headers: IHeaders | undefined): CarriedTrace | undefined {
+  if (!headers) return undefined;
+  const traceparent = headerText(headers[TRACEPARENT_HEADER]);
+  if (traceparent === undefined || !VALID_TRACEPARENT.test(traceparent) || (traceparent.startsWith('00-') && traceparent.length !== 55)) return undefined;
+  return { traceparent, tracestate: headerText(headers[TRACESTATE_HEADER]) };
+}
+
+/**
+ * Writes `ctx`'s trace context into `headers` as W3C `traceparent` / `tracestate`: the trace of the
+ * record being handled, where a non-recording handling put it there, else the active span's. Once
+ * tracing is started, an event with neither starts a trace of its own.
  */
 export function injectTraceHeaders(ctx: Context, headers: IHeaders): IHeaders {
-  const carried = ctx.getValue(RECORD_HEADERS) as IHeaders | undefined;
-  const traceparent = carried?.[TRACEPARENT_HEADER];
-  if (traceparent !== undefined && !Array.isArray(traceparent) && traceparent.length === TRACEPARENT_LENGTH) {
-    headers[TRACEPARENT_HEADER] = traceparent;
-    const tracestate = carried![TRACESTATE_HEADER];
-    if (tracestate !== undefined) headers[TRACESTATE_HEADER] = tracestate;
+  const carried = ctx.getValue(RECORD_TRACE) as CarriedTrace | undefined;
+  if (carried) {
+    headers[TRACEPARENT_HEADER] = carried.traceparent;
+    if (carried.tracestate !== undefined) headers[TRACESTATE_HEADER] = carried.tracestate;
     return headers;
   }
   propagation.inject(ctx, headers);
@@ -144,12 +165,15 @@ function newRootTraceparent(): string {
 /**
  * Runs `fn` as the handling of a record whose trace headers are `headers`. A process that records
  * spans runs it in the span `start` opens (a child of the record's trace), ended with `fn`'s
- * outcome; one that does not opens nothing and runs `fn` in a context holding `headers`, which
- * what it emits carries on (injectTraceHeaders). `fn` gets the span to add attributes to (a no-op
- * one where nothing records).
+ * outcome; one that does not opens nothing and runs `fn` in a context holding the record's trace,
+ * which what it emits carries on (injectTraceHeaders). `fn` gets the span to add attributes to (a
+ * no-op one where nothing records).
  */
 export function inRecordTrace<T>(headers: IHeaders | undefined, start: () => { span: Span; parent: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
-  if (!recording) return context.with(headers ? new RecordContext(headers) : ROOT_CONTEXT, fn, undefined, NO_SPAN);
+  if (!recording) {
+    const carried = carriedTrace(headers);
+    return context.with(carried ? new RecordContext(carried) : ROOT_CONTEXT, fn, undefined, NO_SPAN);
+  }
   const { span, parent } = start();
   return inSpan(span, parent, () => fn(span));
 }
