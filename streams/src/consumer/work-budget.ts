@@ -58,16 +58,17 @@ export class WorkBudget {
    */
   run<T>(work: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const settle =
-        <V>(how: (value: V) => void) =>
-        (value: V) => {
-          this.end();
-          how(value);
-        };
+      const fail = (err: unknown) => {
+        this.end();
+        reject(err);
+      };
       // Handled either way: a work that fails after the budget ran out is no unhandled rejection.
-      work.then(settle(resolve), settle(reject));
-      if (this.overrun) settle(reject)(this.overrun);
-      else this.rejectRun = settle(reject);
+      work.then((result) => {
+        this.end();
+        resolve(result);
+      }, fail);
+      if (this.overrun) fail(this.overrun);
+      else this.rejectRun = fail;
     });
   }
 

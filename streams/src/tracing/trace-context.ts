@@ -37,6 +37,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler } from '@opentelemetry/sdk-trace-node';
 import type { IHeaders } from 'kafkajs';
+import { headerString } from '../retry/retry-headers.ts';
 
 export const TRACEPARENT_HEADER = 'traceparent';
 const TRACESTATE_HEADER = 'tracestate';
@@ -77,15 +78,7 @@ export async function flushTraces(): Promise<void> {
   await provider?.forceFlush();
 }
 
-const headerGetter: TextMapGetter<IHeaders> = {
-  keys: (carrier) => Object.keys(carrier),
-  get: (carrier, key) => {
-    const value = carrier[key];
-    if (value === undefined) return undefined;
-    const one = Array.isArray(value) ? value[0] : value;
-    return one === undefined ? undefined : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
-  },
-};
+const headerGetter: TextMapGetter<IHeaders> = { keys: (carrier) => Object.keys(carrier), get: headerString };
 
 /** The trace context a Kafka record's headers carry (the root context when they carry none). */
 export function contextFromHeaders(headers: IHeaders | undefined): Context {
@@ -122,11 +115,6 @@ const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 /** W3C trace-context: version (not ff), trace id and parent id (not all zeros), flags; version 00 ends there. */
 const VALID_TRACEPARENT = /^(?!ff)[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-f]{16}-[\da-f]{2}(-.*)?$/;
 
-function headerText(value: IHeaders[string]): string | undefined {
-  const one = Array.isArray(value) ? value[0] : value;
-  return one === undefined ? undefined : typeof one === 'string' ? one : one.toString('latin1');
-}
-
 /**
  * The trace a record's headers carry, copied out as text: the header values are slices of the
  * fetched batch, and a context lives as long as whatever the handling starts (a keep-alive socket,
@@ -134,9 +122,9 @@ function headerText(value: IHeaders[string]): string | undefined {
  */
 function carriedTrace(headers: IHeaders | undefined): CarriedTrace | undefined {
   if (!headers) return undefined;
-  const traceparent = headerText(headers[TRACEPARENT_HEADER]);
+  const traceparent = headerString(headers, TRACEPARENT_HEADER);
   if (traceparent === undefined || !VALID_TRACEPARENT.test(traceparent) || (traceparent.startsWith('00-') && traceparent.length !== 55)) return undefined;
-  return { traceparent, tracestate: headerText(headers[TRACESTATE_HEADER]) };
+  return { traceparent, tracestate: headerString(headers, TRACESTATE_HEADER) };
 }
 
 /**
@@ -182,17 +170,10 @@ export function inRecordTrace<T>(headers: IHeaders | undefined, start: () => { s
  * The producer's span of one event (see startSendSpan), or none where nothing records: `fn` gets
  * the context to take the event's trace headers from.
  */
-export async function inSendSpan<T>(event: string, topic: string, value: unknown, fn: (ctx: Context, span: Span) => Promise<T>): Promise<T> {
+export function inSendSpan<T>(event: string, topic: string, value: unknown, fn: (ctx: Context, span: Span) => Promise<T>): Promise<T> {
   if (!recording) return fn(context.active(), NO_SPAN);
   const span = startSendSpan(event, topic, value);
-  try {
-    const result = await fn(trace.setSpan(context.active(), span), span);
-    endSpan(span);
-    return result;
-  } catch (err) {
-    endSpan(span, err);
-    throw err;
-  }
+  return inSpan(span, context.active(), () => fn(context.active(), span));
 }
 
 /** The trace id a `traceparent` value names, or undefined. */
