@@ -77,6 +77,25 @@ describe('websites', () => {
     expect(r.json().error.message).toMatch(/include_patterns\.0 uses a lookbehind/);
   });
 
+  it('refuses a selector whose cost grows with the page, and one that is no selector, naming the field', async () => {
+    const { user, auth } = await api.user();
+    const sibling = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', item_root: 'a:has(~ b)' });
+    expect(sibling.statusCode).toBe(400);
+    expect(sibling.json().error).toMatchObject({ code: 'UNSUPPORTED_SELECTOR', field: 'item_root' });
+    expect(sibling.json().error.message).toContain('sibling combinator');
+    const field = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', item_root: '.job', item_fields: [{ name: 't', selector: 'h2' }, { name: 'c', selector: 'div:has(:contains("x"))' }] });
+    expect(field.json().error).toMatchObject({ code: 'UNSUPPORTED_SELECTOR', field: 'item_fields.1.selector' });
+    const broken = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', next_link_selector: 'a[' });
+    expect(broken.json().error).toMatchObject({ code: 'VALIDATION_FAILED', field: 'next_link_selector' });
+    const usual = await req('POST', '/websites', auth, { name: 'x', base_url: 'http://a.test/', item_root: 'div:has(> a.apply)', item_fields: [{ name: 't', selector: 'h2:first' }], next_link_selector: 'a:contains("Next")' });
+    expect(usual.statusCode).toBe(201);
+    // Saved before the check: a crawl with it is refused, not run page by page.
+    const id = `legacy-selector-${Date.now()}`;
+    await upsertWebsite(api.db.pool, { ...crawlSpec(null), id, owner_id: user, name: 'Legacy', base_url: 'http://a.test/', next_link_selector: null, page_param: null, item_root: 'li ~ li' });
+    const crawl = await req('POST', '/crawl', auth, { spider: id, start_urls: ['http://a.test/'], depth: 0 });
+    expect(crawl.json().error).toMatchObject({ code: 'UNSUPPORTED_SELECTOR', field: 'spider' });
+  });
+
   it('a website with targets cannot be deleted', async () => {
     const { auth } = await api.user();
     const site = (await req('POST', '/websites', auth, { name: 'S', base_url: 'http://a.test/' })).json();

@@ -8,10 +8,15 @@ import { deleteWebsite, getWebsite, inTransaction, listWebsites, upsertWebsite, 
 import { lockId, ownerOf } from '../data/ownership.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { checkPatterns } from '../crawl/check-patterns.ts';
+import { checkSelectors } from '../crawl/check-selectors.ts';
+import { checkOptions, hostsOf } from '../crawl/check-request-options.ts';
 import { errorResponses, userIdParams } from '../schemas/common.ts';
 import { websiteBody } from '../schemas/configuration.ts';
 
 type WebsiteBody = Omit<Website, 'id' | 'owner_id'> & { id?: string };
+
+/** What a website's request options may be refused with (check-request-options.ts). */
+const OPTION_ERRORS = ['HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED'] as const;
 
 function toView(w: Website) {
   return { ...w, shared: w.owner_id === null };
@@ -20,6 +25,8 @@ function toView(w: Website) {
 const websitesRoutes: FastifyPluginAsync = async (fastify) => {
   async function save(userId: string, id: string, body: WebsiteBody, mustBeNew: boolean): Promise<{ website: Website; created: boolean }> {
     checkPatterns(body);
+    checkSelectors(body);
+    checkOptions(body, hostsOf([body.base_url], body.allowed_hosts));
     return inTransaction(fastify.db, async (tx) => {
       await lockId(tx, 'website', id);
       const owner = await ownerOf(tx, 'websites', id);
@@ -50,7 +57,7 @@ const websitesRoutes: FastifyPluginAsync = async (fastify) => {
   });
 
   fastify.post<{ Body: WebsiteBody }>('/websites', {
-    schema: { tags: ['websites'], summary: 'Create a website', body: websiteBody, response: { 201: response[201], ...errorResponses('ID_TAKEN', 'READ_ONLY_RESOURCE') } },
+    schema: { tags: ['websites'], summary: 'Create a website', body: websiteBody, response: { 201: response[201], ...errorResponses('ID_TAKEN', 'READ_ONLY_RESOURCE', ...OPTION_ERRORS) } },
   }, async (request, reply) => {
     const { website } = await save(request.userId, request.body.id ?? randomUUID(), request.body, true);
     return reply.code(201).send(toView(website));
@@ -62,7 +69,7 @@ const websitesRoutes: FastifyPluginAsync = async (fastify) => {
       summary: 'Create or replace one of your websites',
       params: userIdParams,
       body: websiteBody,
-      response: { ...response, ...errorResponses('ID_TAKEN', 'READ_ONLY_RESOURCE') },
+      response: { ...response, ...errorResponses('ID_TAKEN', 'READ_ONLY_RESOURCE', ...OPTION_ERRORS) },
     },
   }, async (request, reply) => {
     if (request.body.id !== undefined && request.body.id !== request.params.id) {

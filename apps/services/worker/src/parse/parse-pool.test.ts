@@ -1,0 +1,91 @@
+/**
+ * The parse pool on real threads: a page parses there as it does in-line, a parse past its limit
+ * has its thread stopped and fails its page alone, and the pool goes on serving other pages.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { InvalidSpecError, parsePage, ParseCrashedError, ParseTimeoutError, DEFAULT_PARSE_LIMITS, type ParseJob } from '@trawl/crawl';
+import { samples, type CrawlSpec } from '@trawl/schemas';
+import { Registry } from 'prom-client';
+import { ParsePool } from './parse-pool.ts';
+
+const spec = (overrides: Partial<CrawlSpec>): CrawlSpec => ({ ...samples.FetchRequested.spec!, include_patterns: [], exclude_patterns: [], allowed_hosts: [], ...overrides });
+const jobsPage = spec({ item_root: '.job', item_fields: [{ name: 'title', selector: 'h2', attribute: null }, { name: 'link', selector: 'a', attribute: 'href' }], next_link_selector: 'a.next', pagination_type: 'next_link' });
+const listing = '<html><body>' + Array.from({ length: 20 }, (_, i) => `<div class="job"><h2>Job ${i}</h2><a href="/jobs/${i}">more</a></div>`).join('') + '<a class="next" href="/?page=2">next</a></body></html>';
+/** A selector the API lets through whose cost grows with the square of a list: 40,000 siblings take seconds. */
+const slowPage = '<html><body><div>' + '<b>x</b>'.repeat(40_000) + '</div></body></html>';
+const slowSpec = spec({ item_root: 'b:nth-last-child(3)', item_fields: [{ name: 't', selector: '', attribute: null }] });
+
+const job = (html: string, s: CrawlSpec, jobId: string): ParseJob => ({ html, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', jobId, spec: s, limits: DEFAULT_PARSE_LIMITS });
+
+const metrics = new Registry();
+const pool = new ParsePool({ threads: 2, timeoutMs: 400, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, metrics);
+afterAll(() => pool.close());
+
+describe('ParsePool', () => {
+  it('gives what parsePage gives in-line', async () => {
+    const threaded = await pool.parse(job(listing, jobsPage, 'job-a'));
+    const inline = parsePage({ html: listing, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', spec: jobsPage });
+    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, items: inline.items, cut: inline.cut });
+    expect(threaded.items).toHaveLength(20);
+    expect(threaded.nextPage).toBe('http://jobs.test/?page=2');
+  });
+
+  it('stops a parse past its limit and fails that page alone, while other pages parse', async () => {
+    const started = performance.now();
+    const slow = pool.parse(job(slowPage, slowSpec, 'hostile')).then(() => null, (err: unknown) => err);
+    const others = Array.from({ length: 20 }, (_, i) => pool.parse(job(listing, jobsPage, `bystander-${i % 2}`)));
+    const done = await Promise.all(others);
+    expect(done.every((p) => p.items.length === 20)).toBe(true);
+    const failure = await slow;
+    expect(failure).toBeInstanceOf(ParseTimeoutError);
+    expect(failure).toMatchObject({ code: 'TRAWL_PARSE_TIMEOUT', retriable: false });
+    // Stopped near its limit, not run to its end (seconds).
+    expect(performance.now() - started).toBeLessThan(4_000);
+    // The pool goes on with a new thread.
+    expect((await pool.parse(job(listing, jobsPage, 'after'))).items).toHaveLength(20);
+    expect(await metrics.getSingleMetricAsString('trawl_parse_stopped_total')).toMatch(/reason="timeout"} 1/);
+  });
+
+  it('slow parses give their threads back to other jobs\' pages while they run', { timeout: 30_000 }, async () => {
+    const registry = new Registry();
+    // A limit long enough for threads to start under tsx (seconds here; ~0.1 s compiled) on a busy machine.
+    const shared = new ParsePool({ threads: 2, timeoutMs: 8_000, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, registry);
+    try {
+      const settled: string[] = [];
+      // Two slow pages of two jobs take both threads first.
+      const slow = [1, 2].map((n) => shared.parse(job(slowPage, slowSpec, `hostile-${n}`)).then(() => settled.push('slow'), () => settled.push('slow')));
+      await new Promise((r) => setTimeout(r, 50));
+      const others = Array.from({ length: 20 }, () => shared.parse(job(listing, jobsPage, 'bystander')).then(() => settled.push('other')));
+      await Promise.all(others);
+      // Every other page was parsed while both slow ones still ran (they would run for seconds).
+      expect(settled).toEqual(Array(20).fill('other'));
+      expect(await registry.getSingleMetricAsString('trawl_parse_slow_total')).toMatch(/trawl_parse_slow_total 2/);
+      await shared.close();
+      await Promise.all(slow);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('stops a parse when the page\'s own signal aborts, with its reason', async () => {
+    const budget = new AbortController();
+    const slow = pool.parse(job(slowPage, slowSpec, 'budgeted'), { signal: budget.signal });
+    setTimeout(() => budget.abort(new Error('page budget over')), 50);
+    await expect(slow).rejects.toThrow('page budget over');
+  });
+
+  it('a parse over the thread\'s heap loses its thread, not the process', async () => {
+    const small = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 16, idleTimeoutMs: 1_000 }, undefined, new Registry());
+    try {
+      const big = '<html><body>' + '<div class="job"><h2>title</h2><a href="/x">more</a></div>'.repeat(150_000) + '</body></html>';
+      await expect(small.parse(job(big, jobsPage, 'big'))).rejects.toBeInstanceOf(ParseCrashedError);
+      expect((await small.parse(job(listing, jobsPage, 'after'))).items).toHaveLength(20);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a spec whose selectors cannot be used comes back as InvalidSpecError', async () => {
+    await expect(pool.parse(job(listing, spec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null }] }), 'invalid'))).rejects.toBeInstanceOf(InvalidSpecError);
+  });
+});

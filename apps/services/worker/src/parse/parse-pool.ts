@@ -1,0 +1,227 @@
+/**
+ * Where the worker parses pages: a pool of threads (piscina), never the worker's main thread.
+ *
+ * A page's parse runs users' selectors over a page someone else wrote, and a selector whose cost
+ * grows with the page can hold a thread for seconds or minutes (`a:has(~ b)` over 20,000 sibling
+ * links: 26 s). On the main thread that stalled every other fetch of every tenant on the worker,
+ * and past TRAWL_LOOP_LIMIT_MS the loop watchdog killed the process. Here:
+ *
+ * - A parse has a hard time limit, TRAWL_PARSE_TIMEOUT_MS, counted from the moment its thread
+ *   starts it (a stamp in shared memory) and within the page's budget (whichever ends first stops it): past it, piscina
+ *   terminates the thread, a new one replaces it, and the page fails with TRAWL_PARSE_TIMEOUT.
+ *   A thread's heap is capped (TRAWL_PARSE_THREAD_MEMORY_MB): a parse past it loses its thread,
+ *   not the process, and the page fails with TRAWL_PARSE_CRASHED. Neither is retried.
+ * - The threads are shared between jobs in turn (fair-slots.ts): a job with thousands of pages
+ *   waiting does not hold every thread while another job's one page waits behind it, and a page
+ *   is only handed to piscina when a thread is free, so its time limit measures its own parse.
+ * - A parse still running after SLOW_PARSE_MS (a usual page takes 1–50 ms) gives its slot back
+ *   to the other jobs' pages — the pool starts another thread beside it, up to three times
+ *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
+ *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
+ *   process may not raise a thread's priority back (no CAP_SYS_NICE), the first such parse says so
+ *   in the log and slow parses keep their priority from then on.
+ *
+ * The main thread keeps fetching and producing while pages parse; the loop watchdog is a last
+ * resort again. TRAWL_PARSE_THREADS=0 parses on the main thread (unbounded: for measurements).
+ */
+import { availableParallelism, setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { InvalidSpecError, ParseCrashedError, ParseTimeoutError, type ParseJob, type ParseStep } from '@trawl/crawl';
+import { counterIn, defaultMetrics, liveGaugeIn, type Logger } from '@trawl/streams';
+import type { Registry } from 'prom-client';
+import { FairSlots, type SlotLease } from './fair-slots.ts';
+import type { ParseAnswer, ThreadParseJob } from './parse-thread.ts';
+
+declare const __TRAWL_BUILD_DIR__: string | undefined;
+
+export interface ParsePoolOptions {
+  /** Threads parsing at once; 0: parse on the main thread. */
+  readonly threads: number;
+  /** A parse's limit from its start on a thread. */
+  readonly timeoutMs: number;
+  /** A thread's old-generation heap, in MiB. */
+  readonly memoryMb: number;
+  /** A thread beyond `threads` (started beside slow parses) idle this long ends. */
+  readonly idleTimeoutMs: number;
+}
+
+export const DEFAULT_PARSE_TIMEOUT_MS = 5_000;
+/** A parse running longer than this is slow: it frees its slot and yields the CPU. */
+export const SLOW_PARSE_MS = 250;
+/** How often running parses are checked against SLOW_PARSE_MS and the time limit: the limits' granularity. */
+const SWEEP_MS = 50;
+
+interface Running {
+  readonly lease: SlotLease;
+  readonly stop: AbortController;
+  /** The thread lowered in priority, or 0. */
+  lowered: number;
+  slow: boolean;
+  timedOut: boolean;
+}
+/** The lowest priority there is (Linux nice 19). */
+const LOWEST_PRIORITY = 19;
+export const DEFAULT_PARSE_THREAD_MEMORY_MB = 512;
+
+/** TRAWL_PARSE_THREADS (default: the cores, at least 2), TRAWL_PARSE_TIMEOUT_MS (5000), TRAWL_PARSE_THREAD_MEMORY_MB (512). */
+export function parsePoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ParsePoolOptions {
+  const whole = (name: string, dflt: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return dflt;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < min) throw new RangeError(`${name} must be a whole number of at least ${min}, not ${JSON.stringify(raw)}`);
+    return n;
+  };
+  return {
+    threads: whole('TRAWL_PARSE_THREADS', Math.max(2, availableParallelism()), 0),
+    timeoutMs: whole('TRAWL_PARSE_TIMEOUT_MS', DEFAULT_PARSE_TIMEOUT_MS, 1),
+    memoryMb: whole('TRAWL_PARSE_THREAD_MEMORY_MB', DEFAULT_PARSE_THREAD_MEMORY_MB, 16),
+    idleTimeoutMs: 30_000,
+  };
+}
+
+/**
+ * The thread's module: compiled beside the service's main module (`trawl up` and production), or
+ * the TypeScript source under tsx (tests), which the thread then needs as its loader too.
+ */
+function threadEntry(): { filename: string; execArgv?: string[] } {
+  if (typeof __TRAWL_BUILD_DIR__ === 'string') return { filename: new URL('parse-thread.mjs', __TRAWL_BUILD_DIR__).href };
+  const filename = fileURLToPath(new URL('./parse-thread.ts', import.meta.url));
+  const hasTsx = process.execArgv.some((arg, i) => arg.includes('tsx') && (i === 0 || process.execArgv[i - 1] === '--import' || arg.startsWith('--import')));
+  return { filename, execArgv: hasTsx ? process.execArgv : [...process.execArgv, '--import', 'tsx'] };
+}
+
+export class ParsePool {
+  private readonly piscina: Piscina<ThreadParseJob, ParseAnswer>;
+  private readonly slots: FairSlots<string>;
+  private readonly stopped;
+  private readonly slow;
+  /** Whether slow parses are lowered in priority: until raising one back is refused. */
+  private renice = true;
+  /**
+   * Where threads stamp each running parse's start (epoch ms) and their thread id, two cells per
+   * parse running: shared with every thread once, at its start (workerData), so a page's message
+   * carries only its cell's index.
+   */
+  private readonly stamps: BigInt64Array;
+  private readonly freeCells: number[];
+  /** Parses running, by cell: what the sweep checks. */
+  private readonly running = new Map<number, Running>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly options: ParsePoolOptions,
+    private readonly logger?: Logger,
+    metrics: Registry = defaultMetrics,
+  ) {
+    if (options.threads < 1) throw new RangeError('a ParsePool needs at least one thread; with 0, parse in-line');
+    const maxThreads = options.threads * 3;
+    this.stamps = new BigInt64Array(new SharedArrayBuffer(16 * maxThreads));
+    this.freeCells = Array.from({ length: maxThreads }, (_, i) => i);
+    const entry = threadEntry();
+    this.piscina = new Piscina<ThreadParseJob, ParseAnswer>({
+      ...entry,
+      minThreads: options.threads,
+      maxThreads,
+      idleTimeout: options.idleTimeoutMs,
+      resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
+      workerData: { stamps: this.stamps },
+    });
+    this.slots = new FairSlots<string>(options.threads, options.threads * 2);
+    this.slow = counterIn(metrics, 'trawl_parse_slow_total', `Parses still running after ${SLOW_PARSE_MS} ms: their slot went to other pages and their thread to the lowest priority.`, []);
+    this.stopped = counterIn(metrics, 'trawl_parse_stopped_total', 'Parses whose thread was stopped: past TRAWL_PARSE_TIMEOUT_MS (timeout), past TRAWL_PARSE_THREAD_MEMORY_MB or crashed (crashed).', ['reason']);
+    liveGaugeIn(metrics, 'trawl_parse_threads_busy', 'Parse threads working on a page.', []).add(() => [[{}, this.slots.busy]]);
+    liveGaugeIn(metrics, 'trawl_parse_queued', 'Pages fetched and waiting for a parse thread.', []).add(() => [[{}, this.slots.queued]]);
+  }
+
+  /** The PageProcessor's parse step: `job` parsed on a thread, in its job's turn, within the limits. */
+  readonly parse: ParseStep = (job, options = {}) => this.slots.run(job.jobId, (lease) => this.parseNow(job, lease, options.signal), options.signal);
+
+  private async parseNow(job: ParseJob, lease: SlotLease, page?: AbortSignal): Promise<Extract<ParseAnswer, { ok: true }>['page']> {
+    // At most maxThreads parses hold a slot or a detached one (FairSlots), so a cell is always free.
+    const cell = this.freeCells.pop()!;
+    Atomics.store(this.stamps, 2 * cell, 0n);
+    const stop = new AbortController();
+    const run: Running = { lease, stop, lowered: 0, slow: false, timedOut: false };
+    const onPageAbort = () => stop.abort(page!.reason);
+    page?.addEventListener('abort', onPageAbort, { once: true });
+    this.running.set(cell, run);
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    let answer: ParseAnswer;
+    try {
+      answer = await this.piscina.run({ ...job, cell }, { signal: stop.signal });
+    } catch (err) {
+      if (run.timedOut) {
+        this.stopped.inc({ reason: 'timeout' });
+        throw new ParseTimeoutError(`the parse of ${job.url} ran past ${this.options.timeoutMs} ms (TRAWL_PARSE_TIMEOUT_MS) and was stopped`, { cause: err });
+      }
+      // The page's own budget ran out (or the worker stops): the budget says so itself.
+      if (page?.aborted) throw page.reason;
+      this.stopped.inc({ reason: 'crashed' });
+      const why = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? `used more than ${this.options.memoryMb} MiB (TRAWL_PARSE_THREAD_MEMORY_MB)` : `crashed its thread: ${(err as Error).message}`;
+      throw new ParseCrashedError(`the parse of ${job.url} ${why}`, { cause: err });
+    } finally {
+      page?.removeEventListener('abort', onPageAbort);
+      this.running.delete(cell);
+      this.freeCells.push(cell);
+      if (this.running.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+      // A thread stopped is gone; one that finished goes on parsing other pages at its usual priority.
+      if (run.lowered > 0 && !stop.signal.aborted) this.restore(run.lowered);
+    }
+    if (answer.ok) return answer.page;
+    if (answer.code === 'TRAWL_INVALID_SPEC') throw new InvalidSpecError(answer.message);
+    throw new ParseCrashedError(`the parse of ${job.url} failed: ${answer.message} (${answer.code})`);
+  }
+
+  /**
+   * Every SWEEP_MS while parses run (one timer for all, none when idle): a parse running past
+   * SLOW_PARSE_MS steps aside, one past the time limit is stopped. A parse not yet started on its
+   * thread (stamp 0: a thread starting, the message on its way) has used none of its time.
+   */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [cell, run] of this.running) {
+      const startedAt = Number(Atomics.load(this.stamps, 2 * cell));
+      if (startedAt === 0) continue;
+      const ran = now - startedAt;
+      if (ran >= this.options.timeoutMs && !run.timedOut) {
+        run.timedOut = true;
+        run.stop.abort();
+      } else if (ran >= SLOW_PARSE_MS && !run.slow) {
+        run.slow = true;
+        run.lowered = this.slowedDown(run.lease, Number(Atomics.load(this.stamps, 2 * cell + 1)));
+      }
+    }
+  }
+
+  /** A parse gone slow: its slot to the others, its thread (`tid`) to the lowest priority. The thread lowered, or 0. */
+  private slowedDown(lease: SlotLease, tid: number): number {
+    this.slow.inc();
+    lease.detach();
+    if (!this.renice || tid === 0) return 0;
+    try {
+      setPriority(tid, LOWEST_PRIORITY);
+      return tid;
+    } catch {
+      return 0;
+    }
+  }
+
+  private restore(tid: number): void {
+    try {
+      setPriority(tid, 0);
+    } catch (err) {
+      this.renice = false;
+      this.logger?.warn({ err, tid }, 'a parse thread\'s priority cannot be raised back (no CAP_SYS_NICE): slow parses keep their priority from now on');
+    }
+  }
+
+  /** Ends the threads; parses still running are stopped. */
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}
