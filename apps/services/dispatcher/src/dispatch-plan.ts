@@ -42,6 +42,8 @@ export function planDispatch({ schedule, slot, target, website, pageCap }: PlanI
       ignore_cache: schedule.request.ignore_cache ?? false,
       store_in_cache: schedule.request.store_in_cache ?? recurring,
       sitemap: schedule.request.sitemap ?? 'include',
+      // The schedule's stored request options over the website's, field by field.
+      request: [schedule.request],
     });
     startUrls = schedule.request.start_urls;
   } else {

@@ -12,8 +12,11 @@ import type { FetchResult } from './fetch-result.ts';
 import { mapFetchError } from './map-error.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import { validatorsOf } from '../cache/validators.ts';
+import type { RequestProfile } from '../request/request-profile.ts';
+import { defaultUserAgent } from '../request/user-agent.ts';
 
-export const DEFAULT_USER_AGENT = 'trawl/0.1 (+https://github.com/trawl; crawler)';
+/** `Trawl/<version> (+https://github.com/trawl)`; the worker sends the operator's (userAgentFromEnv: TRAWL_USER_AGENT, TRAWL_CONTACT_URL). */
+export const DEFAULT_USER_AGENT = defaultUserAgent();
 
 export interface HttpFetcherOptions {
   readonly userAgent?: string;
@@ -53,6 +56,8 @@ export interface FetchOptions {
   /** Overrides the oversize policy for this call (robots.txt is truncated, never refused). */
   readonly oversize?: 'refuse' | 'truncate';
   readonly headers?: Readonly<Record<string, string>>;
+  /** The job's request options (headers, user agent, locale, cookies), applied to each redirect hop by its URL. */
+  readonly request?: RequestProfile | null;
   /**
    * A conditional request (the HTTP cache's revalidation): these headers go only to the hop whose
    * URL is `url` — where the stored page came from — so a 304 always answers for the stored page,
@@ -118,7 +123,7 @@ export class HttpFetcher {
           origin: current.origin,
           path: current.pathname + current.search,
           method: 'GET',
-          headers: this.headers(options.conditional?.url === current.href ? { ...options.headers, ...options.conditional.headers } : options.headers),
+          headers: this.headers(current.href, url, options),
           signal,
         });
         if (REDIRECT.has(res.statusCode) && header(res.headers, 'location')) {
@@ -200,13 +205,16 @@ export class HttpFetcher {
     };
   }
 
-  private headers(extra: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  /** One hop's headers: the defaults, the job's request options for this URL, the caller's own, then the conditional ones (only to the stored page's URL). */
+  private headers(hopUrl: string, startUrl: string, options: FetchOptions): Record<string, string> {
     return {
       'user-agent': this.userAgent,
       accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
       'accept-encoding': ACCEPT_ENCODING,
       'accept-language': 'en;q=0.9,*;q=0.5',
-      ...extra,
+      ...options.request?.headersFor(hopUrl, startUrl),
+      ...options.headers,
+      ...(options.conditional?.url === hopUrl ? options.conditional.headers : {}),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { CrawlError, DnsNotFoundError, RobotsDisallowedError, RobotsUnavailableError, UnsafeAddressError } from '../errors.ts';
 import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
+import type { RequestProfile } from '../request/request-profile.ts';
 import { ALLOW_ALL, MAX_ROBOTS_BYTES, parseRobots, type RobotsRules } from './robots-parser.ts';
 
 /** Anything that fetches like HttpFetcher: robots.txt goes through the same safe, pooled fetcher as pages. */
@@ -9,7 +10,7 @@ export interface RobotsFetcher {
 }
 
 export interface RobotsCacheOptions {
-  /** Product token matched against User-agent lines. */
+  /** Product token matched against User-agent lines: the operator's (userAgentFromEnv), whatever user agent a crawl sends; `Trawl` by default. */
   readonly productToken?: string;
   /** How long a fetched robots.txt is trusted (RFC 9309: at most 24 h). */
   readonly ttlMs?: number;
@@ -31,6 +32,11 @@ export interface RobotsVerdict {
   readonly crawlDelayMs: number | null;
 }
 
+/** How robots.txt is fetched for a job: with its request options (a site that answers only with them answers robots.txt only with them). */
+export interface RobotsRequestOptions {
+  readonly request?: RequestProfile | null;
+}
+
 type Entry = { at: number; ttl: number; rules: RobotsRules | null; error: CrawlError | null; pending: Promise<RobotsRules> | null };
 
 /**
@@ -39,6 +45,10 @@ type Entry = { at: number; ttl: number; rules: RobotsRules | null; error: CrawlE
  * fetched from it for now: a retriable RobotsUnavailableError, itself cached for `errorTtlMs` so a
  * burst of fetches does not hammer a failing server. An origin that is refused by the safety policy or
  * does not resolve fails the same way its pages would (non-retriable).
+ *
+ * A job with request options fetches robots.txt with them (its headers, user agent, cookies), and
+ * its answer is kept apart, under the origin and the options' fingerprint: what a site tells one
+ * tenant's cookies is not what it tells everyone, nor the other way round.
  */
 export class RobotsCache {
   private readonly entries = new Map<string, Entry>();
@@ -55,7 +65,7 @@ export class RobotsCache {
     private readonly fetcher: RobotsFetcher,
     options: RobotsCacheOptions = {},
   ) {
-    this.productToken = options.productToken ?? 'trawl';
+    this.productToken = options.productToken ?? 'Trawl';
     this.ttlMs = options.ttlMs ?? 24 * 3600_000;
     this.errorTtlMs = options.errorTtlMs ?? 60_000;
     this.maxOrigins = options.maxOrigins ?? 10_000;
@@ -64,36 +74,38 @@ export class RobotsCache {
   }
 
   /** Whether `url` may be fetched, and the origin's crawl-delay. Throws RobotsUnavailableError (retriable) when robots.txt cannot be read. */
-  async check(url: string): Promise<RobotsVerdict> {
+  async check(url: string, options: RobotsRequestOptions = {}): Promise<RobotsVerdict> {
     const u = new URL(url);
-    const rules = await this.rulesFor(u.origin);
+    const rules = await this.rulesFor(u.origin, options);
     return { allowed: rules.isAllowed(u.pathname + u.search), crawlDelayMs: rules.crawlDelayMs };
   }
 
   /** As check(), but throws RobotsDisallowedError when disallowed. */
-  async assertAllowed(url: string): Promise<RobotsVerdict> {
-    const verdict = await this.check(url);
+  async assertAllowed(url: string, options: RobotsRequestOptions = {}): Promise<RobotsVerdict> {
+    const verdict = await this.check(url, options);
     if (!verdict.allowed) throw new RobotsDisallowedError(`robots.txt disallows ${url}`);
     return verdict;
   }
 
-  async rulesFor(origin: string): Promise<RobotsRules> {
+  async rulesFor(origin: string, options: RobotsRequestOptions = {}): Promise<RobotsRules> {
+    const request = options.request ?? null;
+    const key = request?.key ? `${origin}#${request.key}` : origin;
     const now = this.now();
-    const hit = this.entries.get(origin);
+    const hit = this.entries.get(key);
     if (hit) {
       if (hit.pending) return hit.pending;
       if (now - hit.at < hit.ttl) {
-        this.entries.delete(origin); // move to the back: least recently used goes first
-        this.entries.set(origin, hit);
+        this.entries.delete(key); // move to the back: least recently used goes first
+        this.entries.set(key, hit);
         if (hit.error) throw hit.error;
         return hit.rules!;
       }
     }
     const entry: Entry = { at: now, ttl: this.ttlMs, rules: null, error: null, pending: null };
-    entry.pending = this.load(origin).then(
+    entry.pending = this.load(origin, request).then(
       (rules) => {
         Object.assign(entry, { rules, pending: null, at: this.now() });
-        if (this.entries.get(origin) === entry) {
+        if (this.entries.get(key) === entry) {
           this.chars += rules.size;
           this.evict();
         }
@@ -105,16 +117,16 @@ export class RobotsCache {
         throw err;
       },
     );
-    this.forget(origin);
-    this.entries.set(origin, entry);
+    this.forget(key);
+    this.entries.set(key, entry);
     this.evict();
     return entry.pending;
   }
 
-  private async load(origin: string): Promise<RobotsRules> {
+  private async load(origin: string, request: RequestProfile | null): Promise<RobotsRules> {
     let res: FetchResult;
     try {
-      res = await this.fetcher.fetch(`${origin}/robots.txt`, { accept: 'text', maxBodyBytes: MAX_ROBOTS_BYTES, oversize: 'truncate' });
+      res = await this.fetcher.fetch(`${origin}/robots.txt`, { accept: 'text', maxBodyBytes: MAX_ROBOTS_BYTES, oversize: 'truncate', ...(request ? { request } : {}) });
     } catch (err) {
       if (err instanceof UnsafeAddressError || err instanceof DnsNotFoundError) throw err;
       throw new RobotsUnavailableError(`robots.txt of ${origin} could not be fetched`, { cause: err });

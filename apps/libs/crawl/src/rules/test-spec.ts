@@ -24,6 +24,10 @@ export function testSpec(overrides: Partial<CrawlSpec> = {}): CrawlSpec {
     ignore_cache: false,
     store_in_cache: false,
     sitemap: 'include',
+    headers: {},
+    user_agent: null,
+    locale: null,
+    cookies: {},
     ...overrides,
   };
 }

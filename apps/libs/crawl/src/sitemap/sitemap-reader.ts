@@ -4,6 +4,7 @@ import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
 import type { RobotsCache } from '../politeness/robots.ts';
+import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
 import { hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
 import { normaliseUrlOrNull } from '../url/normalise.ts';
 import { sitemapBody } from './sitemap-body.ts';
@@ -64,7 +65,8 @@ export function wantsSitemaps(request: { readonly url: string; readonly depth: n
  *
  * Each document goes through the safe HTTP fetcher (the egress rules: a sitemap at a private address
  * is refused like a page there), robots.txt and the host's politeness slot, and never through the
- * HTTP cache: it is neither looked up (no conditional request) nor stored. A sitemap on a host the
+ * HTTP cache: it is neither looked up (no conditional request) nor stored; the job's request options
+ * (headers, user agent, cookies) go with it as with its pages. A sitemap on a host the
  * crawl's host rules do not allow is not fetched; the URLs are kept only when the crawl rules keep
  * them as links of the root page (host, include/exclude patterns, trap guards). Depth and max_pages
  * are the frontier's, which requests them like links.
@@ -84,7 +86,8 @@ export class SitemapReader {
     const timer = AbortSignal.timeout(limits.timeMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timer]) : timer;
     const rootHost = hostOf(rootUrl);
-    const queue = (await this.firstSitemaps(rootUrl)).map((url) => ({ url, depth: 0 }));
+    const request = requestProfileOf(spec);
+    const queue = (await this.firstSitemaps(rootUrl, request)).map((url) => ({ url, depth: 0 }));
     const visited = new Set<string>();
     let fetched = 0;
 
@@ -114,7 +117,7 @@ export class SitemapReader {
       let data: Uint8Array;
       let truncated: boolean;
       try {
-        const result = await this.fetchPolitely(url, spec, options.jobId, signal);
+        const result = await this.fetchPolitely(url, spec, request, options.jobId, signal);
         if (result.status < 200 || result.status > 299 || !result.data) {
           documents.push({ url, outcome: 'failed', reason: `HTTP ${result.status}`, locs: 0 });
           continue;
@@ -153,10 +156,10 @@ export class SitemapReader {
   }
 
   /** The robots.txt `Sitemap:` lines of the root's origin, else its /sitemap.xml. */
-  private async firstSitemaps(rootUrl: string): Promise<string[]> {
+  private async firstSitemaps(rootUrl: string, request: RequestProfile | null): Promise<string[]> {
     const origin = new URL(rootUrl).origin;
     try {
-      const rules = await this.deps.robots.rulesFor(origin);
+      const rules = await this.deps.robots.rulesFor(origin, { request });
       if (rules.sitemaps.length > 0) return [...rules.sitemaps];
     } catch {
       // robots.txt unreadable now: the page itself was fetched, so its conventional sitemap is tried.
@@ -165,8 +168,8 @@ export class SitemapReader {
   }
 
   /** robots.txt and the host's politeness slot, as for a page; the bytes as sent, never the HTTP cache. */
-  private async fetchPolitely(url: string, spec: CrawlSpec, jobId: string, signal: AbortSignal): Promise<FetchResult> {
-    const verdict = await this.deps.robots.assertAllowed(url);
+  private async fetchPolitely(url: string, spec: CrawlSpec, request: RequestProfile | null, jobId: string, signal: AbortSignal): Promise<FetchResult> {
+    const verdict = await this.deps.robots.assertAllowed(url, { request });
     const host = new URL(url).host;
     const release = await this.deps.limiter.acquire(host, { jobId, policy: hostPolicyOf(spec), crawlDelayMs: verdict.crawlDelayMs, signal });
     try {
@@ -176,6 +179,7 @@ export class SitemapReader {
         maxBodyBytes: this.limits.maxBytes,
         oversize: 'truncate',
         headers: { accept: 'application/xml,text/xml;q=0.9,*/*;q=0.5' },
+        request,
       });
       if (result.status === 429 || result.status === 503) this.deps.limiter.backoff(host, result.retryAfterMs);
       else this.deps.limiter.succeeded(host);

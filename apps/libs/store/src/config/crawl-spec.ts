@@ -1,4 +1,5 @@
 import type { CrawlSpec } from '@trawl/schemas';
+import { mergeRequestOptions, type RequestOptions } from '@trawl/schemas';
 import type { Website } from './types.ts';
 
 export const DEFAULT_MAX_PAGES = 1000;
@@ -16,12 +17,18 @@ export interface SpecLimits {
   readonly store_in_cache?: boolean | null;
   /** What start URLs that are a site's root do with its sitemaps (POST /crawl `sitemap`); default include. */
   readonly sitemap?: CrawlSpec['sitemap'] | null;
+  /**
+   * Request options over the website's, least specific first (a schedule's stored request, then
+   * the crawl's own): each field of the last layer that sets it wins (mergeRequestOptions).
+   */
+  readonly request?: readonly (RequestOptions | null | undefined)[];
 }
 
 /**
  * The rules a job carries. A website (a "spider" in the API) gives selectors, pagination and
  * politeness; a plain crawl of start URLs gets the defaults: same host, links only, no items.
- * The job's own depth and max_pages win over the website's.
+ * The job's own depth and max_pages win over the website's, and its request options (headers,
+ * user agent, locale, cookies) over the website's field by field.
  */
 export function crawlSpec(website: Website | null | undefined, limits: SpecLimits = {}): CrawlSpec {
   return {
@@ -46,5 +53,6 @@ export function crawlSpec(website: Website | null | undefined, limits: SpecLimit
     ignore_cache: limits.ignore_cache ?? false,
     store_in_cache: limits.store_in_cache ?? false,
     sitemap: limits.sitemap ?? 'include',
+    ...mergeRequestOptions(website, ...(limits.request ?? [])),
   };
 }

@@ -20,6 +20,12 @@ export interface Website {
   readonly max_pages: number;
   readonly host_concurrency: number;
   readonly host_delay_ms: number;
+  /** Request options of the website's crawls (@trawl/crawl request-options.ts); a crawl's own win field by field. Absent: none. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly user_agent?: string | null;
+  readonly locale?: string | null;
+  /** Set-Cookie strings by domain. Credentials, in clear for now (see the README's "Reaching sites"). */
+  readonly cookies?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A scrape target: a website, a search URL (or template) and what to search for. */
@@ -54,6 +60,11 @@ export interface CrawlRequest {
   readonly store_in_cache?: boolean;
   /** What start URLs that are a site's root do with its sitemaps; absent: `include`. */
   readonly sitemap?: 'include' | 'only' | 'skip';
+  /** Request options (@trawl/crawl request-options.ts), over the website's field by field; absent: the website's. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly user_agent?: string;
+  readonly locale?: string;
+  readonly cookies?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'done';

@@ -6,13 +6,16 @@ type Db = Pool | PoolClient;
 const COLUMNS = [
   'id', 'owner_id', 'name', 'base_url', 'requires_browser', 'pagination_type', 'next_link_selector', 'page_param',
   'item_root', 'item_fields', 'include_patterns', 'exclude_patterns', 'same_host', 'allowed_hosts', 'max_depth',
-  'max_pages', 'host_concurrency', 'host_delay_ms',
+  'max_pages', 'host_concurrency', 'host_delay_ms', 'headers', 'user_agent', 'locale', 'cookies',
 ] as const;
-const JSON_COLUMNS = new Set(['item_fields', 'include_patterns', 'exclude_patterns', 'allowed_hosts']);
+const JSON_COLUMNS = new Set(['item_fields', 'include_patterns', 'exclude_patterns', 'allowed_hosts', 'headers', 'cookies']);
+/** Request options a website written before them (or by code that does not set them) has: none. */
+const OPTION_DEFAULTS = { headers: {}, user_agent: null, locale: null, cookies: {} } as const;
 
 /** Inserts or replaces a website (by id). */
 export async function upsertWebsite(db: Db, w: Website): Promise<Website> {
-  const values = COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(w[c]) : w[c]));
+  const row = { ...OPTION_DEFAULTS, ...Object.fromEntries(Object.entries(w).filter(([, v]) => v !== undefined)) } as Website;
+  const values = COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(row[c]) : row[c]));
   const placeholders = COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
   const updates = COLUMNS.filter((c) => c !== 'id').map((c) => `${c} = EXCLUDED.${c}`).join(', ');
   const { rows } = await db.query<Website>(

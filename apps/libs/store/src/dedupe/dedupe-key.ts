@@ -1,14 +1,17 @@
 /**
  * The identity of a crawl request, for dedupe: the same spider, the same set of start URLs (order
  * and duplicates do not matter), the same depth and the same params. `max_pages` is deliberately
- * left out: a repeat that only asks for a different page budget is the same crawl.
+ * left out: a repeat that only asks for a different page budget is the same crawl. Request options
+ * (headers, user agent, locale, cookies) are in it: the same URLs fetched with other cookies are
+ * another crawl.
  *
  * URLs are compared after WHATWG parsing (lower-case scheme and host, default port dropped,
  * dot-segments resolved) and without their fragment, which never reaches the server.
  */
 import { createHash } from 'node:crypto';
+import { requestOptionsKey, type RequestOptions } from '@trawl/schemas';
 
-export interface DedupeInput {
+export interface DedupeInput extends RequestOptions {
   readonly spider: string | null;
   readonly start_urls: readonly string[];
   readonly depth: number;
@@ -40,6 +43,9 @@ export function dedupeKey(input: DedupeInput): string {
   if (formats.length > 0) parts.push(formats);
   // Likewise the default sitemap mode adds nothing; another mode is another crawl.
   if (input.sitemap !== undefined && input.sitemap !== 'include') parts.push({ sitemap: input.sitemap });
+  // Request options make another crawl (a site answers them differently); by fingerprint, so the key holds no cookie.
+  const options = requestOptionsKey(input);
+  if (options !== '') parts.push({ request: options });
   const canonical = JSON.stringify(parts);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

@@ -13,7 +13,7 @@ import {
   type Schedule,
 } from '@trawl/store';
 import { parseInterval, parseTimeZone } from '../crawl/interval.ts';
-import type { CrawlBody } from '../crawl/submit-crawl.ts';
+import type { RequestFields } from '../crawl/submit-crawl.ts';
 import { listJobs } from '../data/jobs.ts';
 import { resumeSchedule } from '../data/schedules.ts';
 import { ApiError, notFound } from '../errors.ts';
@@ -32,7 +32,7 @@ interface PatchBody {
   readonly time_zone?: string;
   readonly overlap?: OverlapPolicy;
   readonly dedupe?: boolean;
-  readonly request?: Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention'>;
+  readonly request?: RequestFields;
 }
 
 function toScheduleView(s: Schedule) {
@@ -132,7 +132,7 @@ const schedulesRoutes: FastifyPluginAsync = async (fastify) => {
         body: schedulePatchBody,
         response: {
           200: { $ref: 'Schedule#' },
-          ...errorResponses('SCHEDULE_NOT_FOUND', 'SCHEDULE_NOT_ACTIVE', 'INVALID_CRON', 'INVALID_TIME_ZONE', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'MISSING_PARAM', 'UNSUPPORTED_PATTERN', 'RETENTION_TOO_LONG'),
+          ...errorResponses('SCHEDULE_NOT_FOUND', 'SCHEDULE_NOT_ACTIVE', 'INVALID_CRON', 'INVALID_TIME_ZONE', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'MISSING_PARAM', 'UNSUPPORTED_PATTERN', 'RETENTION_TOO_LONG', 'HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED'),
         },
       },
     },

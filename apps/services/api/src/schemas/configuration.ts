@@ -1,5 +1,6 @@
 import { USER_ID_PATTERN, nullableDate, nullableInteger, nullableString } from './common.ts';
 import { crawlBodySchema, dedupeProperty, overlapProperty, timeZoneProperty } from './crawl.ts';
+import { requestOptionProperties, websiteRequestOptionProperties } from './request-options.ts';
 
 export const SCHEDULE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$';
 
@@ -27,6 +28,7 @@ export const scheduleViewSchema = {
         ignore_cache: { type: 'boolean', description: 'runs bypass the HTTP cache' },
         store_in_cache: { type: 'boolean', description: 'runs keep page bodies for the HTTP cache; absent: true for a recurring schedule' },
         sitemap: { type: 'string', enum: ['include', 'only', 'skip'], description: "what runs do with the sitemaps of start URLs that are a site's root (`POST /crawl`); absent: `include`" },
+        ...requestOptionProperties,
       },
     },
     cron: nullableString,
@@ -96,6 +98,7 @@ export const schedulePatchBody = {
         ignore_cache: { type: 'boolean', description: "every run bypasses the HTTP cache (fetches every page in full)" },
         store_in_cache: crawlBodySchema.properties.store_in_cache,
         sitemap: crawlBodySchema.properties.sitemap,
+        ...requestOptionProperties,
       },
     },
   },
@@ -143,6 +146,7 @@ export const websiteBody = {
     max_pages: { type: 'integer', minimum: 1, maximum: 100_000, default: 1000 },
     host_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 8 },
     host_delay_ms: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 },
+    ...websiteRequestOptionProperties,
   },
 } as const;
 

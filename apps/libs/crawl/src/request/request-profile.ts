@@ -1,0 +1,109 @@
+/**
+ * A job's request options, ready to send: the headers of one request to one URL, HTTP and browser
+ * alike, and the cookies a browser context starts with.
+ *
+ * Cookies go through a tough-cookie jar, so each request carries only the cookies whose domain,
+ * path and Secure flag match its URL (a redirect to another site takes none of them). Custom
+ * headers go with every request of the job, but `Authorization` only to the origin the fetch
+ * started at: a redirect elsewhere does not take the credential along (as curl and fetch do).
+ *
+ * Built once per spec object (a WeakMap), since a job's spec is the same object for each of its pages.
+ */
+import type { CrawlSpec } from '@trawl/schemas';
+import { Cookie, CookieJar } from 'tough-cookie';
+import { acceptLanguageOf, hasRequestOptions, requestOptionsKey, type SpecRequestOptions } from '@trawl/schemas';
+
+/** What a fetch is told about the job's request options. */
+export interface RequestProfile {
+  /** requestOptionsKey: '' for none. Caches keyed by what a site answered (robots.txt) add it to their key. */
+  readonly key: string;
+  /** The crawl's own User-Agent; null: the fetcher's default. */
+  readonly userAgent: string | null;
+  /** The crawl's BCP 47 locale; null: the default. */
+  readonly locale: string | null;
+  /**
+   * Headers for one request to `url` (a fetch that started at `startUrl`): the custom headers,
+   * Accept-Language of the locale, User-Agent of the crawl, and the Cookie its URL matches.
+   * Lower-case names; what is absent is the fetcher's default.
+   */
+  headersFor(url: string, startUrl: string): Record<string, string>;
+  /** The initial cookies, for a browser context (CDP's shape). */
+  browserCookies(): BrowserCookie[];
+}
+
+export interface BrowserCookie {
+  readonly name: string;
+  readonly value: string;
+  readonly domain: string;
+  readonly path: string;
+  readonly secure: boolean;
+  readonly httpOnly: boolean;
+  readonly sameSite?: 'Strict' | 'Lax' | 'None';
+  readonly expires?: number;
+}
+
+const profiles = new WeakMap<object, RequestProfile | null>();
+
+/** The profile of a spec's options; null when it has none (the fetch is what it always was). */
+export function requestProfileOf(spec: Partial<Pick<CrawlSpec, 'headers' | 'user_agent' | 'locale' | 'cookies'>>): RequestProfile | null {
+  let profile = profiles.get(spec);
+  if (profile === undefined) {
+    const options: SpecRequestOptions = { headers: spec.headers ?? {}, user_agent: spec.user_agent ?? null, locale: spec.locale ?? null, cookies: spec.cookies ?? {} };
+    profile = hasRequestOptions(options) ? buildProfile(options) : null;
+    profiles.set(spec, profile);
+  }
+  return profile;
+}
+
+function buildProfile(options: SpecRequestOptions): RequestProfile {
+  const jar = new CookieJar(undefined, { rejectPublicSuffixes: true, looseMode: false, allowSpecialUseDomain: true });
+  const cookies: Cookie[] = [];
+  for (const [domain, list] of Object.entries(options.cookies)) {
+    for (const raw of list) {
+      const cookie = Cookie.parse(raw, { loose: false });
+      if (!cookie) continue;
+      // Checked by the API before it was stored; one that fails here (an older spec) is left out, silently: its value is a credential.
+      const set = jar.setCookieSync(cookie, `https://${domain}/`, { ignoreError: true });
+      if (set) cookies.push(set);
+    }
+  }
+  const custom: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers)) custom[name.toLowerCase()] = value;
+  if (options.locale) custom['accept-language'] = acceptLanguageOf(options.locale);
+  if (options.user_agent) custom['user-agent'] = options.user_agent;
+  const withCookies = cookies.length > 0;
+  return {
+    key: requestOptionsKey(options),
+    userAgent: options.user_agent,
+    locale: options.locale,
+    headersFor(url: string, startUrl: string): Record<string, string> {
+      const headers = { ...custom };
+      if (headers.authorization !== undefined && !sameOrigin(url, startUrl)) delete headers.authorization;
+      if (withCookies) {
+        const cookie = jar.getCookieStringSync(url);
+        if (cookie) headers.cookie = cookie;
+      }
+      return headers;
+    },
+    browserCookies(): BrowserCookie[] {
+      return cookies.map((c) => ({
+        name: c.key,
+        value: c.value,
+        domain: c.hostOnly ? c.domain! : `.${c.domain!}`,
+        path: c.path ?? '/',
+        secure: c.secure,
+        httpOnly: c.httpOnly,
+        ...(c.sameSite && c.sameSite !== 'none' ? { sameSite: c.sameSite === 'strict' ? ('Strict' as const) : ('Lax' as const) } : {}),
+        ...(c.expires instanceof Date ? { expires: Math.floor(c.expires.getTime() / 1000) } : {}),
+      }));
+    },
+  };
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
