@@ -28,3 +28,4 @@ export { backwardProblems, checkSchemas, releasedVersions, canonical, RELEASED_D
 export { avroType, avroTypeOptions } from './avro-type.ts';
 export { uuidV5 } from './uuid-v5.ts';
 export { TrawlError } from './trawl-error.ts';
+export { mergeRequestOptions, hasRequestOptions, requestOptionsKey, acceptLanguageOf, NO_REQUEST_OPTIONS, type RequestOptions, type SpecRequestOptions } from './request-options.ts';

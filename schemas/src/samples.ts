@@ -32,6 +32,10 @@ export const sampleSpec: CrawlSpec = {
   ignore_cache: false,
   store_in_cache: true,
   sitemap: 'include',
+  headers: { 'x-requested-with': 'trawl-sample' },
+  user_agent: null,
+  locale: 'en-GB',
+  cookies: { 'example.com': ['consent=yes; Path=/'] },
 };
 
 const envelope = (n: number) => ({
@@ -116,6 +120,7 @@ export const samples: EventMap = {
     from_cache: 'not_modified',
     sitemap_urls: ['https://example.com/listed'],
     sitemap_urls_dropped: 0,
+    content_refused: null,
   },
   PageFailed: {
     ...envelope(6),

@@ -10,6 +10,7 @@ export {
   type Endpoints,
 } from './config/endpoints.ts';
 export { redactText, redactUrl } from './config/redact.ts';
+export { LISTENER_PORT_DEFAULTS, stackListeners, type StackListener } from './config/stack-listeners.ts';
 export { authHeaders, httpTarget } from './config/http-credentials.ts';
 export {
   DeferredError,
@@ -55,6 +56,7 @@ export {
   type ReadinessCheck,
   type ReadinessChecks,
 } from './service/readiness.ts';
+export { DEFAULT_READY_CACHE_MS, ReadinessCache, readyCacheMsFromEnv, type ReadinessCacheOptions } from './service/readiness-cache.ts';
 export { contextFromHeaders, eventAttributes, inSpan, injectTraceHeaders, traceIdOf, trawlTracer } from './tracing/trace-context.ts';
 export { CoPartitionedAssigner } from './kafka/co-partitioned-assigner.ts';
 export { topicFlow } from './topics/topic-flows.ts';

@@ -84,6 +84,14 @@ export interface CrawlSpec {
   readonly store_in_cache: boolean;
   /** What a start URL that is a site's root does with the site's sitemaps (robots.txt Sitemap lines, else /sitemap.xml): include adds their URLs to the crawl, only crawls them and the start URLs without following links, skip ignores them. */
   readonly sitemap: SitemapMode;
+  /** Request headers sent with every page, robots.txt and sitemap request of the job, HTTP and browser alike (checked by the API: no Host, hop-by-hop or CR/LF). Authorization is dropped on a redirect to another origin. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** User-Agent of the job's requests; null: the operator's (TRAWL_USER_AGENT). robots.txt is matched against the operator's product token either way. */
+  readonly user_agent: null | string;
+  /** A BCP 47 language tag: the Accept-Language of the job's requests and the browser's locale; null: the default Accept-Language. */
+  readonly locale: null | string;
+  /** Initial cookies by domain: Set-Cookie strings (RFC 6265), each sent only to the URLs it matches (domain, path, Secure). Credentials: see the README's secrets note. */
+  readonly cookies: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A job was handed to the crawl: everything a worker needs, without a lookup. */
@@ -202,6 +210,8 @@ export interface PageFetched {
   readonly sitemap_urls: readonly string[];
   /** Sitemap URLs kept by the crawl rules but left out of `sitemap_urls`: past the sitemap limits (TRAWL_SITEMAP_MAX_URLS) or the event's size limit. */
   readonly sitemap_urls_dropped: number;
+  /** Why the page's body and formats were not kept although the job asked for them (formats) or would have cached it: STORAGE_QUOTA_EXCEEDED when the job's user has used up their storage quota. The page is fetched and parsed all the same. Null: nothing refused. */
+  readonly content_refused: null | string;
 }
 
 /** A fetch failed for good (after its retry tiers, or at once when not retriable). */

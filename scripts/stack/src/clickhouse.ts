@@ -17,6 +17,7 @@ import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './
 import { ACCOUNTS, writeSecretFile, type StackCredentials } from './credentials.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { privateDir } from './private-dirs.ts';
 import { http, tcpOpen, waitFor, type HttpAnswer } from './probe.ts';
 import { isAlive, listenerPid, logTail, ownedPid, removePid, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
 
@@ -239,8 +240,9 @@ export async function clickhouseUp(ctx: StackContext, creds: StackCredentials): 
     throw new MissingDependencyError(PART, 'clickhouse-server is not installed', 'run `npm run setup` (installs Debian\'s clickhouse-server), set TRAWL_CLICKHOUSE_BIN, or set CLICKHOUSE_URL to a server of yours');
   }
   const values = clickhouseTemplateValues({ dir: l.dir, logDir: ctx.logDir, httpPort: ctx.ports.clickhouseHttp, tcpPort: ctx.ports.clickhouseTcp });
+  privateDir(l.dir);
   for (const key of ['DATA_DIR', 'TMP_DIR', 'USER_FILES_DIR', 'FORMAT_SCHEMA_DIR'] as const) mkdirSync(String(values[key]), { recursive: true });
-  mkdirSync(ctx.logDir, { recursive: true });
+  privateDir(ctx.logDir);
   const infra = join(ctx.repoRoot, 'infra', 'clickhouse');
   writeFileSync(l.config, renderTemplate(readFileSync(join(infra, 'config.xml'), 'utf8'), values));
   renderUsers(ctx, l.dir, creds);

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENDPOINT_DEFAULTS, parseEnvFile, repoRoot, stackEnvFile, trawlHome, type EndpointVariable } from '@trawl/streams';
+import { ENDPOINT_DEFAULTS, LISTENER_PORT_DEFAULTS, parseEnvFile, repoRoot, stackEnvFile, trawlHome, type EndpointVariable } from '@trawl/streams';
 
 export interface StackPorts {
   readonly kafka: number;
@@ -28,16 +28,23 @@ export interface StackContext {
   /** What the last `up` wrote to TRAWL_HOME/stack.env. */
   readonly stackEnv: Readonly<Record<string, string>>;
   readonly ports: StackPorts;
-  /** Run a private Postgres cluster even when a server answers on 127.0.0.1:5432. */
+  /** Run a private Postgres cluster even when TRAWL_POSTGRES_ADOPT_TRUSTING asks to adopt a server. */
   readonly privatePostgres: boolean;
+  /**
+   * TRAWL_POSTGRES_ADOPT_TRUSTING=1: use the server on 127.0.0.1:5432 that lets `postgres` in
+   * without a password, as the stack did before it ran a private cluster by default. Such a
+   * server lets any local user in as any role: off unless asked (postgres.ts).
+   */
+  readonly adoptTrustingPostgres: boolean;
 }
 
 export const PORT_DEFAULTS = {
   TRAWL_KAFKA_PORT: 9092,
-  TRAWL_KAFKA_CONTROLLER_PORT: 9093,
+  // These two from @trawl/streams, where the egress guard reads them too (no endpoint URL carries them).
+  TRAWL_KAFKA_CONTROLLER_PORT: LISTENER_PORT_DEFAULTS.TRAWL_KAFKA_CONTROLLER_PORT,
   TRAWL_REGISTRY_PORT: 8081,
   TRAWL_CLICKHOUSE_HTTP_PORT: 8123,
-  TRAWL_CLICKHOUSE_TCP_PORT: 9000,
+  TRAWL_CLICKHOUSE_TCP_PORT: LISTENER_PORT_DEFAULTS.TRAWL_CLICKHOUSE_TCP_PORT,
   TRAWL_S3_PORT: 9100,
 } as const;
 
@@ -66,7 +73,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): StackContex
   const home = trawlHome(env);
   const file = stackEnvFile(env);
   const stackEnv = existsSync(file) ? parseEnvFile(readFileSync(file, 'utf8')) : {};
-  const flag = (env.TRAWL_POSTGRES_PRIVATE ?? '').toLowerCase();
+  const on = (name: string): boolean => ['1', 'true', 'yes'].includes((env[name] ?? '').toLowerCase());
   return {
     repoRoot,
     home,
@@ -75,7 +82,8 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): StackContex
     env,
     stackEnv,
     ports: resolvePorts(env),
-    privatePostgres: flag === '1' || flag === 'true' || Boolean(env.TRAWL_POSTGRES_PORT),
+    privatePostgres: on('TRAWL_POSTGRES_PRIVATE') || Boolean(env.TRAWL_POSTGRES_PORT),
+    adoptTrustingPostgres: on('TRAWL_POSTGRES_ADOPT_TRUSTING'),
   };
 }
 

@@ -4,6 +4,10 @@
  * lock it out. Services never read this file; they get endpoint URLs with the credentials they need
  * in them (TRAWL_HOME/stack.env, also 0600). What is here and nowhere else is what only the stack
  * and an operator use: the Postgres superuser's password and ClickHouse's `default` (admin) user.
+ *
+ * The key of secrets at rest (`TRAWL_SECRETS_KEY`, 32 random bytes in base64: the API seals webhook
+ * secrets with it, the webhooks service opens them) is generated and kept the same way, and handed
+ * to services through stack.env with `TRAWL_SECRETS_OLD_KEYS` when an operator rotates it.
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -34,13 +38,18 @@ export const CREDENTIAL_KEYS = [
   'TRAWL_CLICKHOUSE_ADMIN_PASSWORD',
   'TRAWL_REGISTRY_PASSWORD',
   'TRAWL_S3_SECRET',
+  'TRAWL_SECRETS_KEY',
 ] as const;
+
+/** The key of secrets at rest: not a password (base64, 32 bytes); see secretsEnv. */
+export const SECRETS_KEY = 'TRAWL_SECRETS_KEY';
+export const SECRETS_OLD_KEYS = 'TRAWL_SECRETS_OLD_KEYS';
 
 export type CredentialKey = (typeof CREDENTIAL_KEYS)[number];
 export type StackCredentials = Readonly<Record<CredentialKey, string>>;
 
 const HEADER = [
-  '# Written by `npm run stack -- up`: passwords of the local stack, generated once. Keep it private (mode 0600).',
+  '# Written by `npm run stack -- up`: passwords of the local stack and the key of secrets at rest, generated once. Keep it private (mode 0600).',
   '# Services do not read this file: stack.env hands them endpoint URLs with the credentials they need.',
 ];
 
@@ -51,6 +60,20 @@ export function credentialsFile(home: string): string {
 /** 24 random bytes, URL-safe: no character needs escaping in a URL, an XML file or a SQL literal. */
 export function generatePassword(): string {
   return randomBytes(24).toString('base64url');
+}
+
+/** 32 random bytes in base64: an AES-256 key, as `TRAWL_SECRETS_KEY` takes it. */
+export function generateSecretsKey(): string {
+  return randomBytes(32).toString('base64');
+}
+
+/** What a value of `key` set in the environment must look like; the message when it does not. */
+function invalidFromEnv(key: CredentialKey, value: string): string | undefined {
+  if (key === SECRETS_KEY) {
+    const ok = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) && Buffer.from(value, /[-_]/.test(value) ? 'base64url' : 'base64').length === 32;
+    return ok ? undefined : `${key} must be 32 random bytes in base64 (\`openssl rand -base64 32\`)`;
+  }
+  return /^[A-Za-z0-9._~-]{8,}$/.test(value) ? undefined : `${key} must be at least 8 characters of A-Z a-z 0-9 . _ ~ - (it goes into URLs and config files unescaped)`;
 }
 
 /**
@@ -66,11 +89,12 @@ export function loadCredentials(home: string, env: NodeJS.ProcessEnv = process.e
   for (const key of CREDENTIAL_KEYS) {
     const fromEnv = env[key];
     if (fromEnv) {
-      if (!/^[A-Za-z0-9._~-]{8,}$/.test(fromEnv)) throw new Error(`${key} must be at least 8 characters of A-Z a-z 0-9 . _ ~ - (it goes into URLs and config files unescaped)`);
+      const invalid = invalidFromEnv(key, fromEnv);
+      if (invalid) throw new Error(invalid);
       out[key] = fromEnv;
       continue;
     }
-    const value = stored[key] || generatePassword();
+    const value = stored[key] || (key === SECRETS_KEY ? generateSecretsKey() : generatePassword());
     if (value !== stored[key]) changed = true;
     out[key] = value;
   }
@@ -81,6 +105,19 @@ export function loadCredentials(home: string, env: NodeJS.ProcessEnv = process.e
     keepPrivate(file);
   }
   return out as StackCredentials;
+}
+
+/**
+ * The secrets' keys for stack.env, where services read them: the current key (generated, or the
+ * environment's) and the old keys still accepted for opening, from the same place as the current
+ * one — TRAWL_SECRETS_OLD_KEYS in the environment when the key comes from there, else the line an
+ * operator rotating the stack's key adds to credentials.env (README: Secrets at rest).
+ */
+export function secretsEnv(home: string, creds: StackCredentials, env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  const file = credentialsFile(home);
+  const stored = existsSync(file) ? parseEnvFile(readFileSync(file, 'utf8')) : {};
+  const old = env[SECRETS_KEY] ? env[SECRETS_OLD_KEYS] : stored[SECRETS_OLD_KEYS];
+  return { [SECRETS_KEY]: creds.TRAWL_SECRETS_KEY, [SECRETS_OLD_KEYS]: old || undefined };
 }
 
 /** Writes `text` to `file` readable by its owner only, atomically (a reader sees the old or the new file). */

@@ -11,6 +11,7 @@ import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './
 import { ExternalEndpointError, PartStartError, PortBusyError, StaleStateError, errorMessage } from './errors.ts';
 import { classDataArgs, javaCommand, kafkaClasspath, requireJava } from './java.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { privateDir } from './private-dirs.ts';
 import { tcpOpen, waitFor, withTimeout } from './probe.ts';
 import { isAlive, listenerPid, logTail, ownedPid, removePid, run, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
 
@@ -202,6 +203,7 @@ export async function kafkaUp(ctx: StackContext, logger: Logger): Promise<PartUp
 
   await requireJava(PART, ctx.env);
   const classpath = kafkaClasspath(ctx.repoRoot);
+  privateDir(l.dir);
   mkdirSync(l.data, { recursive: true });
   writeFileSync(l.properties, renderServerProperties({ port: ctx.ports.kafka, controllerPort: ctx.ports.kafkaController, dataDir: l.data }));
   await formatOnce(ctx, l, classpath);

@@ -1,19 +1,27 @@
 /**
  * PostgreSQL, in order of preference:
  * 1. DATABASE_URL from the environment: used as is (the database is created when missing);
- * 2. a server already answering on 127.0.0.1:5432 as user `postgres` without a password (the
- *    Debian service these machines run): the project's role and databases are made there;
- * 3. a private cluster under TRAWL_HOME/postgres, from Debian's binaries, on 5432 if free, else 5433,
- *    whose every connection needs a SCRAM password.
+ * 2. a private cluster under TRAWL_HOME/postgres (0700), from Debian's binaries, on the first free
+ *    port from 5432, whose every connection needs a SCRAM password;
+ * 3. only when asked (TRAWL_POSTGRES_ADOPT_TRUSTING=1): the server already answering on
+ *    127.0.0.1:5432 as user `postgres` without a password (the Debian service these machines run),
+ *    where the project's role and databases are made. Such a server lets any local user in as any
+ *    role, superuser included — to mint API keys or read a tenant's data — so it is never adopted
+ *    by default; `up` says when it passed one over, and why.
  *
  * In cases 2 and 3 services connect as the project's role `trawl` with a generated password
  * (postgres-access.ts), written into stack.env's DATABASE_URL; the databases `trawl` and
  * `trawl_registry` (the schema registry's storage) exist afterwards and belong to it. In case 1
  * the databases exist afterwards.
+ *
+ * A stack that used the server on 5432 and moves to its private cluster takes its data along
+ * (copyFromAdopted): the registry's schema ids must stay those the Kafka log's messages carry, and
+ * API keys, websites, schedules and webhooks live nowhere else. The old databases stay where they
+ * were; the README says how to drop them.
  */
-import { appendFileSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENDPOINT_DEFAULTS, redactUrl } from '@trawl/streams';
+import { ENDPOINT_DEFAULTS, redactText, redactUrl } from '@trawl/streams';
 import { userEndpoint, type StackContext } from './context.ts';
 import { ACCOUNTS, type StackCredentials } from './credentials.ts';
 import { isLoopback, parseDatabaseUrl, withDatabase } from './database-url.ts';
@@ -21,6 +29,7 @@ import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusy
 import type { PartDown, PartStatus, PartUp } from './part.ts';
 import { query, unreachable } from './pg-client.ts';
 import { ensureOwnedDatabases, ensureRole, renderPgHba, serverAuthNote } from './postgres-access.ts';
+import { privateDir } from './private-dirs.ts';
 import { tcpOpen, waitFor } from './probe.ts';
 import { isAlive, isRoot, listenerPid, logTail, osUser, ownedPid, removePid, run, stopProcess, treeMemoryMb, writePid, type OsUser } from './process.ts';
 
@@ -36,13 +45,31 @@ interface ClusterPaths {
   readonly root: string;
   readonly data: string;
   readonly conf: string;
+  /**
+   * The server's log, in the cluster's own 0700 directory: as root the server runs as `postgres`,
+   * which cannot pass through the 0700 logs/ of the invoking user. logs/postgres.log links to it.
+   */
   readonly log: string;
+  readonly logLink: string;
 }
 
 function clusterPaths(ctx: StackContext): ClusterPaths {
   const root = join(ctx.home, 'postgres');
   const data = join(root, 'data');
-  return { root, data, conf: join(data, 'trawl.conf'), log: join(ctx.logDir, 'postgres.log') };
+  return { root, data, conf: join(data, 'trawl.conf'), log: join(root, 'postgres.log'), logLink: join(ctx.logDir, 'postgres.log') };
+}
+
+/** logs/postgres.log → ../postgres/postgres.log; a log file of an older stack there is kept beside it. */
+function linkLog(paths: ClusterPaths): void {
+  let stat;
+  try {
+    stat = lstatSync(paths.logLink);
+  } catch {
+    stat = undefined;
+  }
+  if (stat?.isSymbolicLink()) return;
+  if (stat) renameSync(paths.logLink, `${paths.logLink}.old`);
+  symlinkSync(join('..', 'postgres', 'postgres.log'), paths.logLink);
 }
 
 /** Creates the URL's database and the registry's when missing. Returns the names created. */
@@ -113,7 +140,7 @@ function recordedPort(conf: string): number | undefined {
   }
 }
 
-/** The forced port, else the port of the last start, else 5432, else 5433: the first one free. */
+/** The forced port, else the port of the last start, else the first free one from 5432 (5433 where Debian's server runs). */
 async function choosePort(ctx: StackContext, paths: ClusterPaths): Promise<number> {
   const forced = ctx.ports.postgres;
   if (forced !== undefined) {
@@ -122,7 +149,7 @@ async function choosePort(ctx: StackContext, paths: ClusterPaths): Promise<numbe
     }
     return forced;
   }
-  const candidates = [...new Set([recordedPort(paths.conf), 5432, 5433].filter((p): p is number => p !== undefined))];
+  const candidates = [...new Set([recordedPort(paths.conf), ...Array.from({ length: 10 }, (_, i) => 5432 + i)].filter((p): p is number => p !== undefined))];
   for (const p of candidates) if (!(await tcpOpen('127.0.0.1', p))) return p;
   throw new PortBusyError(PART, `ports ${candidates.join(', ')} are all taken`, 'set TRAWL_POSTGRES_PORT to a free port, or DATABASE_URL to a server you run');
 }
@@ -167,7 +194,7 @@ async function securePrivateCluster(paths: ClusterPaths, port: number, creds: St
   return created;
 }
 
-async function startPrivateCluster(ctx: StackContext, creds: StackCredentials): Promise<PartUp> {
+async function startPrivateCluster(ctx: StackContext, creds: StackCredentials, why: string | undefined): Promise<PartUp> {
   const paths = clusterPaths(ctx);
   const bin = postgresBinDir(ctx.env);
   // initdb and the server refuse to run as root: as root, the cluster belongs to `postgres`.
@@ -175,11 +202,11 @@ async function startPrivateCluster(ctx: StackContext, creds: StackCredentials): 
   if (isRoot() && !user) {
     throw new MissingDependencyError(PART, 'running as root and there is no `postgres` OS user to own the cluster', 'run `npm run setup` (Debian\'s postgresql package creates the user)');
   }
-  mkdirSync(paths.root, { recursive: true });
-  mkdirSync(ctx.logDir, { recursive: true });
-  chownTo(paths.root, user);
-  if (!existsSync(paths.log)) writeFileSync(paths.log, '');
+  privateDir(paths.root, user);
+  privateDir(ctx.logDir);
+  if (!existsSync(paths.log)) writeFileSync(paths.log, '', { mode: 0o600 });
   chownTo(paths.log, user);
+  linkLog(paths);
 
   if (!existsSync(join(paths.data, 'PG_VERSION'))) {
     // The superuser's password from a file only initdb reads (0600, removed at once), never the command line.
@@ -226,16 +253,68 @@ async function startPrivateCluster(ctx: StackContext, creds: StackCredentials): 
   if (!ready.ok) {
     throw new PartStartError(PART, `the private cluster does not accept connections on port ${port}`, `read ${paths.log}`, { logTail: logTail([paths.log]) });
   }
-  return privateClusterUp(paths, port, creds, user, 'started', pid);
+  const copied = await copyFromAdopted(ctx, bin, port, creds);
+  return privateClusterUp(paths, port, creds, user, 'started', pid, [why, copied]);
 }
 
-async function privateClusterUp(paths: ClusterPaths, port: number, creds: StackCredentials, user: OsUser | undefined, action: 'started' | 'reused', pid: number): Promise<PartUp> {
+async function privateClusterUp(paths: ClusterPaths, port: number, creds: StackCredentials, user: OsUser | undefined, action: 'started' | 'reused', pid: number, notes: readonly (string | undefined)[] = []): Promise<PartUp> {
   const created = await securePrivateCluster(paths, port, creds, user);
   const url = projectUrl(port, creds);
   const why = await projectConnects(url);
   if (why) throw new PartStartError(PART, `role ${ACCOUNTS.postgresRole} cannot connect to the private cluster: ${why}`, `read ${paths.log}; remove ${paths.root} to start over with an empty cluster`, { logTail: logTail([paths.log]) });
-  const note = ['private cluster, scram-sha-256', createdNote(created)].filter(Boolean).join(', ');
+  const note = [`private cluster on ${port}, scram-sha-256`, createdNote(created), ...notes].filter(Boolean).join(', ');
   return { part: PART, action, endpoint: redactUrl(url), pid, note, env: { DATABASE_URL: url } };
+}
+
+/** Why the private cluster rather than the server on 5432: undefined when no such server lets `postgres` in. */
+async function trustingServerNote(): Promise<string | undefined> {
+  if (await unreachable(withDatabase(DEFAULT_URL, 'postgres'))) return undefined;
+  return 'not the server on 5432: it lets `postgres` in without a password, so any local user could read and change Trawl\'s data (TRAWL_POSTGRES_ADOPT_TRUSTING=1 adopts it anyway)';
+}
+
+/**
+ * Moving from the adopted server on 5432 to the private cluster: each project database the
+ * previous `up` used there (stack.env's DATABASE_URL) is copied into the cluster when the
+ * cluster's is still empty — pg_dump / pg_restore in one transaction each, as the superusers, the
+ * objects then handed to the project's role. The source is left as it was. Returns a note, or
+ * undefined when there was nothing to copy.
+ */
+async function copyFromAdopted(ctx: StackContext, bin: string, port: number, creds: StackCredentials): Promise<string | undefined> {
+  const previous = ctx.stackEnv.DATABASE_URL;
+  if (!previous) return undefined;
+  const before = parseDatabaseUrl(previous);
+  if (!isLoopback(before.host) || before.port !== 5432 || port === 5432) return undefined;
+  const source = DEFAULT_URL;
+  if (await unreachable(withDatabase(source, 'postgres'))) return undefined;
+  const admin = clusterUrl(port, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'postgres');
+  // The cluster's databases must exist (owned by the role) before anything is restored into them.
+  await ensureRole(admin, ACCOUNTS.postgresRole, creds.TRAWL_POSTGRES_PASSWORD, 'LOGIN CREATEDB NOSUPERUSER');
+  await ensureOwnedDatabases(admin, ACCOUNTS.postgresRole, [PROJECT_DATABASE, REGISTRY_DATABASE]);
+  const userTables = "SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_'";
+  const copied: string[] = [];
+  for (const database of [PROJECT_DATABASE, REGISTRY_DATABASE]) {
+    if ((await query(withDatabase(source, 'postgres'), 'SELECT 1 FROM pg_database WHERE datname = $1', [database])).rowCount === 0) continue;
+    if ((await query(withDatabase(admin, database), userTables)).rows[0].n > 0) continue;
+    const dump = join(clusterPaths(ctx).root, `${database}.from-5432.dump`);
+    try {
+      const dumped = await run(join(bin, 'pg_dump'), ['-Fc', '--no-owner', '--no-privileges', '-f', dump, '-d', withDatabase(source, database)], { timeoutMs: 600_000 });
+      if (dumped.code !== 0) throw new PartStartError(PART, `could not copy ${database} from the server on 5432: pg_dump failed (exit ${dumped.code})`, 'start over with `npm run stack -- up`, or copy it by hand (pg_dump | pg_restore) into the private cluster', { logTail: dumped.output.trim().split('\n').slice(-15).join('\n') });
+      // The password through the environment, never the command line.
+      const target = `postgres://${ACCOUNTS.postgresAdmin}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+      const restored = await run(join(bin, 'pg_restore'), ['--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', '-d', target, dump], {
+        timeoutMs: 600_000,
+        env: { ...process.env, PGPASSWORD: creds.TRAWL_POSTGRES_ADMIN_PASSWORD },
+      });
+      if (restored.code !== 0) throw new PartStartError(PART, `could not copy ${database} from the server on 5432: pg_restore failed (exit ${restored.code})`, `the cluster's ${database} is left empty; \`up\` tries again, or copy it by hand`, { logTail: redactText(restored.output.trim().split('\n').slice(-15).join('\n')) });
+    } finally {
+      rmSync(dump, { force: true });
+    }
+    copied.push(database);
+  }
+  if (copied.length === 0) return undefined;
+  // Restored as the superuser: hand everything to the project's role, as for a cluster of an older stack.
+  await ensureOwnedDatabases(admin, ACCOUNTS.postgresRole, copied);
+  return `copied ${copied.join(' and ')} from the server on 5432 (left there: see README, Credentials of the local stack)`;
 }
 
 export async function postgresUp(ctx: StackContext, creds: StackCredentials): Promise<PartUp> {
@@ -254,14 +333,19 @@ export async function postgresUp(ctx: StackContext, creds: StackCredentials): Pr
   if (pid) {
     const port = recordedPort(paths.conf) ?? 5432;
     const why = await unreachable(clusterUrl(port, ACCOUNTS.postgresAdmin, creds.TRAWL_POSTGRES_ADMIN_PASSWORD, 'postgres'));
-    if (!why) return privateClusterUp(paths, port, creds, isRoot() ? osUser('postgres') : undefined, 'reused', pid);
+    const user = isRoot() ? osUser('postgres') : undefined;
+    if (!why) {
+      privateDir(paths.root, user); // a cluster of an older stack: its directory was 0755
+      return privateClusterUp(paths, port, creds, user, 'reused', pid, [await trustingServerNote()]);
+    }
     throw new PartStartError(PART, `the private cluster (pid ${pid}) runs but does not answer on port ${port}: ${why}`, 'run `npm run stack -- down` then `up` again', {
       logTail: logTail([paths.log]),
     });
   }
 
-  if (!ctx.privatePostgres && !(await unreachable(withDatabase(DEFAULT_URL, 'postgres')))) return serverOn5432(creds);
-  return startPrivateCluster(ctx, creds);
+  const trusting = await trustingServerNote();
+  if (trusting && ctx.adoptTrustingPostgres && !ctx.privatePostgres) return serverOn5432(creds);
+  return startPrivateCluster(ctx, creds, trusting);
 }
 
 /**
@@ -275,9 +359,9 @@ async function serverOn5432(creds: StackCredentials): Promise<PartUp> {
   const url = projectUrl(5432, creds);
   const why = await unreachable(url);
   if (why) {
-    throw new PartStartError(PART, `role ${ACCOUNTS.postgresRole} cannot connect to the server on 5432: ${why}`, `let it in from 127.0.0.1 (a \`host all ${ACCOUNTS.postgresRole} 127.0.0.1/32 scram-sha-256\` line in that server's pg_hba.conf), set DATABASE_URL, or TRAWL_POSTGRES_PRIVATE=1 for a private cluster`);
+    throw new PartStartError(PART, `role ${ACCOUNTS.postgresRole} cannot connect to the server on 5432: ${why}`, `let it in from 127.0.0.1 (a \`host all ${ACCOUNTS.postgresRole} 127.0.0.1/32 scram-sha-256\` line in that server's pg_hba.conf), set DATABASE_URL, or unset TRAWL_POSTGRES_ADOPT_TRUSTING for the private cluster`);
   }
-  const note = ['server on 5432', createdNote(created), await serverAuthNote(DEFAULT_URL, ACCOUNTS.postgresRole, PROJECT_DATABASE)].filter(Boolean).join(', ');
+  const note = ['server on 5432, adopted (TRAWL_POSTGRES_ADOPT_TRUSTING=1)', createdNote(created), await serverAuthNote(DEFAULT_URL, ACCOUNTS.postgresRole, PROJECT_DATABASE)].filter(Boolean).join(', ');
   return { part: PART, action: 'external', endpoint: redactUrl(url), pid: listenerPid(5432), note, env: { DATABASE_URL: url } };
 }
 

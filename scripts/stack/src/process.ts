@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withPrivateUmask } from './private-dirs.ts';
 
 export interface DetachedSpec {
   readonly command: string;
@@ -31,17 +32,18 @@ export interface OsUser {
  */
 export function spawnDetached(spec: DetachedSpec): number {
   mkdirSync(dirname(spec.logFile), { recursive: true });
-  const fd = openSync(spec.logFile, 'a');
+  const fd = openSync(spec.logFile, 'a', 0o600);
   try {
     // Logs are appended across starts: a marker lets a reader (and logTail) find this start.
     writeSync(fd, `\n--- ${new Date().toISOString()} trawl stack starts: ${spec.command} ${spec.args.map((a) => (a.length > 200 ? `${a.slice(0, 60)}…` : a)).join(' ')}\n`);
-    const child = spawn(spec.command, spec.args, {
+    // Under umask 077: what the part creates (data, logs) is its owner's alone (private-dirs.ts).
+    const child = withPrivateUmask(() => spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env ?? process.env,
       detached: true,
       stdio: ['ignore', fd, fd],
       ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
-    });
+    }));
     // A failed exec (ENOENT) is reported asynchronously; the health wait sees the dead pid.
     child.on('error', () => undefined);
     child.unref();
@@ -271,12 +273,13 @@ export interface RunResult {
 export function run(command: string, args: readonly string[], opts: { cwd?: string; user?: OsUser; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
     let output = '';
-    const child = spawn(command, args, {
+    // Under umask 077, as spawnDetached: `pg_ctl start` leaves the server running with it.
+    const child = withPrivateUmask(() => spawn(command, args, {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
-    });
+    }));
     const collect = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
     };

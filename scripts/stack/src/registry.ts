@@ -9,7 +9,7 @@
  * user realm (quarkus-elytron-security-properties-file), which needs none: one user, its password
  * handed over in the environment, and a path policy that lets only /health/* through unasked.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
@@ -17,9 +17,10 @@ import { ACCOUNTS, type StackCredentials } from './credentials.ts';
 import { jdbcFromDatabaseUrl, type JdbcTarget } from './database-url.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { privateDir } from './private-dirs.ts';
 import { REGISTRY_DATABASE } from './postgres.ts';
 import { http, tcpOpen, waitFor } from './probe.ts';
-import { isAlive, logTail, ownedPid, removePid, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
+import { commandArgs, isAlive, logTail, ownedPid, removePid, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
 import { classDataArgs, javaCommand, requireJava } from './java.ts';
 
 const PART = 'registry';
@@ -157,7 +158,7 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
   const ready = async (): Promise<true | undefined> =>
     (await http(`http://127.0.0.1:${port}/health/ready`)).status === 200 && (await ccompatAnswers(authed)) ? true : undefined;
 
-  let restarted = false;
+  let restarted: string | undefined;
   const owned = ownedPid(ctx.runDir, PART, marker(ctx));
   if (owned) {
     // Started by an earlier `up`; give it the time a fresh start gets, in case it is still starting.
@@ -165,15 +166,19 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
     if (!ok.ok) {
       throw new PartStartError(PART, `the registry (pid ${owned}) runs but is not ready`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([log]) });
     }
-    if (!(await ccompatAnswers(base))) {
+    // Its storage may have moved (the stack left an adopted Postgres for its private cluster, where
+    // postgres.ts copied the registry's database): then it must not go on writing the old one.
+    const storedIn = `-Dapicurio.datasource.url=${jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE).url}`;
+    const moved = !commandArgs(owned).includes(storedIn);
+    if (!moved && !(await ccompatAnswers(base))) {
       await ensureBackward(authed);
       return { part: PART, action: 'reused', endpoint: base, pid: owned, note: COMPATIBILITY, env };
     }
-    // Started before the stack had credentials: it answers anyone. Restart it with them (its
-    // clients retry: schemas are cached, and a restart takes seconds).
+    // Started before the stack had credentials (it answers anyone), or on the old storage: restart
+    // it (its clients retry: schemas are cached, and a restart takes seconds).
     await stopProcess(owned, { signal: 'SIGTERM', graceMs: 20_000 });
     removePid(ctx.runDir, PART);
-    restarted = true;
+    restarted = moved ? 'restarted on its database\'s new server' : 'restarted to require a password';
   } else if (await tcpOpen('127.0.0.1', port)) {
     if (await ccompatAnswers(base)) {
       await ensureBackward(base);
@@ -193,7 +198,7 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
   await requireJava(PART, ctx.env);
   const jdbc = jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE);
   const cwd = join(ctx.home, 'registry');
-  mkdirSync(cwd, { recursive: true });
+  privateDir(cwd);
   const pid = spawnDetached({
     command: javaCommand(ctx.env),
     args: registryJavaArgs({ jar, port, jdbc, home: ctx.home, classData: classDataArgs(ctx.repoRoot, 'registry') }),
@@ -211,7 +216,7 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
     });
   }
   await ensureBackward(authed);
-  return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, restarted to require a password` : COMPATIBILITY, env };
+  return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, ${restarted}` : COMPATIBILITY, env };
 }
 
 export async function registryStatus(ctx: StackContext): Promise<PartStatus> {

@@ -20,6 +20,7 @@ import { ACCOUNTS, writeSecretFile, type StackCredentials } from './credentials.
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import { javaCommand, requireJava } from './java.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
+import { privateDir } from './private-dirs.ts';
 import { http, tcpOpen, waitFor } from './probe.ts';
 import { isAlive, logTail, ownedPid, removePid, spawnDetached, stopProcess, treeMemoryMb, writePid } from './process.ts';
 
@@ -138,7 +139,7 @@ export async function s3Up(ctx: StackContext, creds: StackCredentials): Promise<
   if (!existsSync(jar)) throw new MissingDependencyError(PART, 'S3Proxy is not resolved (infra/s3proxy/target/s3proxy.jar)', 'run `npm run setup` (resolves it from Maven Central)');
   await requireJava(PART, ctx.env);
   const dir = join(ctx.home, 's3');
-  const dataDir = join(dir, 'data');
+  const dataDir = join(privateDir(dir), 'data');
   mkdirSync(dataDir, { recursive: true });
   const properties = join(dir, 's3proxy.conf');
   writeSecretFile(properties, s3proxyProperties({ port, dataDir, accessKey: ACCOUNTS.s3, secret: creds.TRAWL_S3_SECRET }));

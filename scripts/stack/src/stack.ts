@@ -3,12 +3,13 @@
  * `down` and `status` report. Postgres, Kafka, ClickHouse, S3Proxy and Chromium start together; the
  * registry waits for Postgres (its storage), the topics for Kafka.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ENDPOINT_DEFAULTS, stackEnvFile, type Logger } from '@trawl/streams';
 import { chromiumStatus, chromiumUp } from './chromium.ts';
 import { clickhouseDown, clickhouseStatus, clickhouseUp } from './clickhouse.ts';
 import { createContext, localEndpoints, userEndpoint, type StackContext } from './context.ts';
-import { keepPrivate, loadCredentials } from './credentials.ts';
+import { keepPrivate, loadCredentials, secretsEnv } from './credentials.ts';
 import { writeStackEnv } from './env-file.ts';
 import { DependencyFailedError, PartStartError, StackError, errorMessage } from './errors.ts';
 import { kafkaDown, kafkaStatus, kafkaUp } from './kafka.ts';
@@ -16,6 +17,7 @@ import { withStackLock } from './lock.ts';
 import { stackLogger } from './logger.ts';
 import { PART_NAMES, type PartDown, type PartName, type PartStatus, type PartUp } from './part.ts';
 import { postgresDown, postgresStatus, postgresUp } from './postgres.ts';
+import { privateDir } from './private-dirs.ts';
 import { registryDown, registryStatus, registryUp } from './registry.ts';
 import { s3Down, s3Status, s3Up } from './s3.ts';
 import { topicsStatus, topicsUp } from './topics.ts';
@@ -50,7 +52,18 @@ function asStackError(part: PartName, err: unknown): StackError {
 }
 
 function prepare(ctx: StackContext): void {
-  for (const dir of [ctx.home, ctx.runDir, ctx.logDir]) mkdirSync(dir, { recursive: true });
+  mkdirSync(ctx.home, { recursive: true });
+  for (const dir of [ctx.runDir, ctx.logDir]) privateDir(dir);
+}
+
+/**
+ * The parts' directories of an older stack (0755) brought to 0700 before anything starts or is
+ * reused (private-dirs.ts); a part's own start makes its directory so when it is new. The private
+ * Postgres cluster's belongs to its own user as root: postgres.ts sees to it.
+ */
+const PART_DIRS = ['kafka', 'clickhouse', 's3', 'registry'] as const;
+function keepPartsPrivate(ctx: StackContext): void {
+  for (const dir of PART_DIRS.map((d) => join(ctx.home, d))) if (existsSync(dir)) privateDir(dir);
 }
 
 /**
@@ -85,6 +98,7 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
       // Generated on the first `up` and kept (credentials.ts); parts the stack runs require them.
       const creds = loadCredentials(ctx.home, ctx.env);
       keepPrivate(stackEnvFile(ctx.env));
+      keepPartsPrivate(ctx);
       const postgres = step('postgres', () => postgresUp(ctx, creds));
       const kafka = step('kafka', () => kafkaUp(ctx, logger));
       const others = [step('clickhouse', () => clickhouseUp(ctx, creds)), step('s3', () => s3Up(ctx, creds)), step('chromium', () => chromiumUp(ctx))];
@@ -94,7 +108,8 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
       const topics = kafka.then((k) => step('topics', k ? () => topicsUp(ctx, k.endpoint.split(','), logger) : dependent('topics', 'kafka')));
       await Promise.all([postgres, kafka, registry, topics, ...others]);
 
-      const updates: Record<string, string | undefined> = {};
+      // The key of secrets at rest goes to services the way endpoints' credentials do.
+      const updates: Record<string, string | undefined> = { ...secretsEnv(ctx.home, creds, ctx.env) };
       for (const s of steps) if (s.ok) Object.assign(updates, s.up.env ?? {});
       const envFile = stackEnvFile(ctx.env);
       const envChanged = writeStackEnv(envFile, updates);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvFile } from '@trawl/streams';
-import { CREDENTIAL_KEYS, credentialsFile, loadCredentials } from '../src/credentials.ts';
+import { CREDENTIAL_KEYS, credentialsFile, loadCredentials, secretsEnv } from '../src/credentials.ts';
 import { writeStackEnv } from '../src/env-file.ts';
 import { methodFor, scramMatches, scramVerifier, type HbaRule } from '../src/postgres-access.ts';
 import { formatStatusTable, formatUpStep } from '../src/report.ts';
@@ -16,7 +16,10 @@ describe('the stack’s credentials', () => {
     const home = mkdtempSync(join(tmpdir(), 'trawl-creds-'));
     const first = loadCredentials(home, {});
     expect(Object.keys(first).sort()).toEqual([...CREDENTIAL_KEYS].sort());
-    for (const v of Object.values(first)) expect(v).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    for (const [k, v] of Object.entries(first)) {
+      if (k === 'TRAWL_SECRETS_KEY') expect(Buffer.from(v, 'base64')).toHaveLength(32);
+      else expect(v).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    }
     expect(new Set(Object.values(first)).size).toBe(CREDENTIAL_KEYS.length);
     expect(mode(credentialsFile(home))).toBe(0o600);
     expect(loadCredentials(home, {})).toEqual(first);
@@ -28,6 +31,23 @@ describe('the stack’s credentials', () => {
     expect(creds.TRAWL_POSTGRES_PASSWORD).toBe('ci-chosen-password');
     expect(parseEnvFile(readFileSync(credentialsFile(home), 'utf8')).TRAWL_POSTGRES_PASSWORD).toBeUndefined();
     expect(() => loadCredentials(home, { TRAWL_REGISTRY_PASSWORD: 'a b@c:d/e' })).toThrow(/TRAWL_REGISTRY_PASSWORD must be/);
+  });
+
+  it('include the key of secrets at rest, handed to services with the old keys an operator lists for a rotation', () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-creds-'));
+    const creds = loadCredentials(home, {});
+    expect(secretsEnv(home, creds, {})).toEqual({ TRAWL_SECRETS_KEY: creds.TRAWL_SECRETS_KEY, TRAWL_SECRETS_OLD_KEYS: undefined });
+    // A rotation: the old key moves to TRAWL_SECRETS_OLD_KEYS, the next `up` generates a new one.
+    const text = readFileSync(credentialsFile(home), 'utf8').replace(/^TRAWL_SECRETS_KEY=.*$/m, `TRAWL_SECRETS_OLD_KEYS=${creds.TRAWL_SECRETS_KEY}`);
+    writeFileSync(credentialsFile(home), text);
+    const rotated = loadCredentials(home, {});
+    expect(rotated.TRAWL_SECRETS_KEY).not.toBe(creds.TRAWL_SECRETS_KEY);
+    expect(rotated.TRAWL_POSTGRES_PASSWORD).toBe(creds.TRAWL_POSTGRES_PASSWORD);
+    expect(secretsEnv(home, rotated, {})).toEqual({ TRAWL_SECRETS_KEY: rotated.TRAWL_SECRETS_KEY, TRAWL_SECRETS_OLD_KEYS: creds.TRAWL_SECRETS_KEY });
+    // A key chosen in the environment comes with the environment's old keys only.
+    const ci = Buffer.alloc(32, 1).toString('base64');
+    expect(secretsEnv(home, loadCredentials(home, { TRAWL_SECRETS_KEY: ci }), { TRAWL_SECRETS_KEY: ci })).toEqual({ TRAWL_SECRETS_KEY: ci, TRAWL_SECRETS_OLD_KEYS: undefined });
+    expect(() => loadCredentials(home, { TRAWL_SECRETS_KEY: 'too-short-a-key' })).toThrow(/TRAWL_SECRETS_KEY must be 32 random bytes in base64/);
   });
 
   it('bring an older, world-readable stack.env to 0600 and write new ones so', () => {

@@ -4,14 +4,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { authHeaders, createKafka, createLogger, endpoints, httpTarget, topicCatalogue } from '@trawl/streams';
+import { authHeaders, createKafka, createLogger, endpoints, httpTarget, topicCatalogue, trawlHome } from '@trawl/streams';
 import { stackStatus, stackUp, type StackUpReport } from '../src/index.ts';
 import { chromiumVersion } from '../src/chromium.ts';
 import { clickhouseQuery } from '../src/clickhouse.ts';
 import { REGISTRY_DATABASE } from '../src/postgres.ts';
-import { withDatabase } from '../src/database-url.ts';
+import { parseDatabaseUrl, withDatabase } from '../src/database-url.ts';
 
 let first: StackUpReport;
 
@@ -142,6 +144,70 @@ describe('postgres', () => {
     const registry = new pg.Client({ connectionString: withDatabase(ep().databaseUrl, REGISTRY_DATABASE) });
     await registry.connect();
     await registry.end();
+  });
+});
+
+describe('postgres by default', () => {
+  // What issue 32 found: the stack adopted Debian's server on 5432, which lets anyone on the
+  // machine in as any role. Unless adoption is asked for (or DATABASE_URL names a server), the
+  // stack's own cluster serves, and it lets no one in without a password.
+  it.skipIf(Boolean(process.env.DATABASE_URL) || Boolean(process.env.TRAWL_POSTGRES_ADOPT_TRUSTING))('is the private cluster, which asks every connection for a password, and `up` says why', async () => {
+    const step = first.steps.find((s) => s.part === 'postgres');
+    expect(step?.ok).toBe(true);
+    if (!step?.ok) return;
+    expect(['started', 'reused']).toContain(step.up.action);
+    expect(step.up.note).toMatch(/^private cluster on \d+, scram-sha-256/);
+    const { port } = parseDatabaseUrl(ep().databaseUrl);
+    expect(step.up.note).toContain(`private cluster on ${port}`);
+    const status = (await stackStatus()).parts.find((p) => p.part === 'postgres');
+    expect(status).toMatchObject({ state: 'up', ours: true });
+    for (const user of ['postgres', 'trawl']) {
+      const client = new pg.Client({ connectionString: `postgres://${user}@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 3_000 });
+      client.on('error', () => undefined);
+      await expect(client.connect()).rejects.toThrow(/password/);
+      await client.end().catch(() => undefined);
+    }
+    // Where Debian's server lets `postgres` in on 5432, the line says that is why it was passed over.
+    const trusting = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres', connectionTimeoutMillis: 3_000 });
+    trusting.on('error', () => undefined);
+    const answers = await trusting.connect().then(() => true, () => false);
+    await trusting.end().catch(() => undefined);
+    if (answers) expect(step.up.note).toMatch(/not the server on 5432: it lets `postgres` in without a password.*TRAWL_POSTGRES_ADOPT_TRUSTING=1/);
+  });
+});
+
+describe('state under TRAWL_HOME', () => {
+  // Issue 32: Kafka's log was 0644 in 0755 directories, readable by any local user.
+  const home = trawlHome();
+  const PART_DIRS = ['kafka', 'clickhouse', 's3', 'registry', 'postgres', 'logs', 'run'];
+  const CREDENTIAL_FILES = ['credentials.env', 'stack.env', 's3/s3proxy.conf', 'clickhouse/users.xml'];
+  /** Tooling the setup script keeps there (Node, built bundles, stamps): no part's data. */
+  const TOOLING = new Set(['node', 'build', 'setup']);
+
+  it("keeps every part's directory 0700 and every file holding a credential 0600", () => {
+    const mode = (p: string) => statSync(p).mode & 0o777;
+    const dirs = PART_DIRS.filter((d) => existsSync(join(home, d)));
+    expect(dirs).toEqual(expect.arrayContaining(['kafka', 'logs', 'run']));
+    for (const d of dirs) expect({ dir: d, mode: mode(join(home, d)).toString(8) }).toEqual({ dir: d, mode: '700' });
+    for (const f of CREDENTIAL_FILES.filter((c) => existsSync(join(home, c)))) expect({ file: f, mode: mode(join(home, f)).toString(8) }).toEqual({ file: f, mode: '600' });
+  });
+
+  it('holds nothing another local user can read: walked from TRAWL_HOME, no path is open to group or others all the way down', () => {
+    const open: string[] = [];
+    // A path is reachable by others when every directory above it lets them pass (x for group or
+    // others); it is exposed when, reachable, it can be read.
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (dir === home && TOOLING.has(name)) continue;
+        const st = lstatSync(path);
+        if (st.isSymbolicLink()) continue;
+        if ((st.mode & 0o044) !== 0 && !(dir === home && st.isDirectory())) open.push(`${relative(home, path)} ${(st.mode & 0o777).toString(8)}`);
+        if (st.isDirectory() && (st.mode & 0o011) !== 0) walk(path);
+      }
+    };
+    walk(home);
+    expect(open).toEqual([]);
   });
 });
 

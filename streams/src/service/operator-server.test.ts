@@ -27,6 +27,8 @@ describe('the operator port', () => {
         },
       }),
       facts: () => ({ browserSandbox: { state: 'on', user: 'trawl-chromium' } }),
+      // Every answer below follows a change of state: none from an earlier round.
+      readyCacheMs: 0,
     });
     const metrics = await fetch(`${server.url}/metrics`);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
@@ -54,6 +56,28 @@ describe('the operator port', () => {
     phase = 'stopping';
     expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+
+  it('/readyz answers a burst of probes from one round of checks, and from the cache for readyCacheMs', async () => {
+    let rounds = 0;
+    server = await startOperatorServer({
+      host: '127.0.0.1',
+      port: 0,
+      registries: () => [],
+      phase: () => 'running',
+      checks: () => ({
+        postgres: async () => {
+          rounds++;
+          await new Promise((r) => setTimeout(r, 50));
+        },
+      }),
+      readyCacheMs: 60_000,
+    });
+    const answers = await Promise.all(Array.from({ length: 100 }, () => fetch(`${server!.url}/readyz`)));
+    expect(answers.map((a) => a.status)).toEqual(new Array(100).fill(200));
+    expect(rounds).toBe(1);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    expect(rounds).toBe(1);
   });
 
   it('fails /healthz while the event loop is held up', async () => {

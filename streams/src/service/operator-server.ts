@@ -4,12 +4,15 @@
  * service started, is not stopping, and each of its checks passes — its consumer group joined, its
  * dependencies reachable — and the facts it decided at start). A plain node:http server: it must answer while the service is still
  * connecting, and it adds no framework to services that have none. Answers carry no credentials:
- * check errors are redacted (readiness.ts), and nothing else is echoed.
+ * check errors are redacted (readiness.ts), and nothing else is echoed. `/readyz` answers from a
+ * round of checks at most `readyCacheMs` old, one round in flight at a time (readiness-cache.ts),
+ * so probes cost the dependencies a bounded amount however often they come.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { runChecks, type ReadinessChecks } from './readiness.ts';
+import type { ReadinessChecks } from './readiness.ts';
+import { ReadinessCache, readyCacheMsFromEnv } from './readiness-cache.ts';
 
 export type ServicePhase = 'starting' | 'running' | 'stopping';
 
@@ -25,6 +28,8 @@ export interface OperatorServerOptions {
   readonly facts?: () => Readonly<Record<string, unknown>> | undefined;
   /** `/healthz` fails once timers fire this late (the loop is held up); default 5 000 ms. */
   readonly maxLoopDelayMs?: number;
+  /** How long a round of checks answers `/readyz`; default TRAWL_READY_CACHE_MS (2 000 ms). */
+  readonly readyCacheMs?: number;
 }
 
 export interface OperatorServer {
@@ -36,6 +41,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function startOperatorServer(o: OperatorServerOptions): Promise<OperatorServer> {
   const maxLoopDelayMs = o.maxLoopDelayMs ?? 5_000;
+  const readiness = new ReadinessCache(o.checks, { ttlMs: o.readyCacheMs ?? readyCacheMsFromEnv() });
   // A timer that should fire every 500 ms: how late it fires is how long the loop was held up.
   const TICK_MS = 500;
   let lastTick = performance.now();
@@ -63,7 +69,7 @@ export async function startOperatorServer(o: OperatorServerOptions): Promise<Ope
     if (path === '/readyz') {
       const phase = o.phase();
       if (phase !== 'running') return send(503, JSON_TYPE, JSON.stringify({ status: 'unready', phase, checks: {} }));
-      void runChecks(o.checks()).then(
+      void readiness.results().then(
         (checks) => {
           const ok = Object.values(checks).every((c) => c.ok);
           const facts = o.facts?.();

@@ -11,3 +11,4 @@ export { BENCH_EVENTS, BENCH_TOPICS, ensureBenchEvents } from './replay-bench-ev
 export { deadLettersFrom, poisonWorld, sendPoison, withUnknownSchemaId, type AppProcess } from './poison-messages.ts';
 export { eventsSince } from './events-since.ts';
 export { startHttpProxy, type HttpProxy } from './http-proxy.ts';
+export { runAppAtStart, type StartOutcome } from './run-app-at-start.ts';

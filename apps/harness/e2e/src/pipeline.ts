@@ -82,7 +82,11 @@ export class Pipeline {
       ...options.env,
       TRAWL_TOPIC_PREFIX: prefix,
       DATABASE_URL: db.url,
+      // Test sites listen on ports not known yet (and the API on one from freePort()), so the default
+      // opens loopback whole, the stack's ports included: said explicitly, since the services refuse
+      // such a list otherwise (TRAWL_FETCH_ALLOW_STACK). A test that names its own list gets the check.
       TRAWL_FETCH_ALLOW: options.env?.TRAWL_FETCH_ALLOW ?? '127.0.0.0/8,::1/128',
+      ...(options.env?.TRAWL_FETCH_ALLOW === undefined ? { TRAWL_FETCH_ALLOW_STACK: options.env?.TRAWL_FETCH_ALLOW_STACK ?? '1' } : {}),
       TRAWL_EVENT_PARTITIONS: options.env?.TRAWL_EVENT_PARTITIONS ?? '3',
       TRAWL_FETCH_PARTITIONS: options.env?.TRAWL_FETCH_PARTITIONS ?? '4',
       // projector-ch of this pipeline writes its own ClickHouse database (dropped by stop()).

@@ -130,6 +130,7 @@ describe('a lost fetch', () => {
         from_cache: null,
         sitemap_urls: [],
         sitemap_urls_dropped: 0,
+        content_refused: null,
       },
       { topic: p.topics.pages },
     );

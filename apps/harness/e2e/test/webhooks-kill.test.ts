@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { samples } from '@trawl/schemas';
+import { sealWebhookSecret, secretBoxFromEnv } from '@trawl/store/secrets';
 import { waitFor } from '@trawl/streams/testing';
 import { Receiver } from '@trawl/webhooks/testing';
 import { Pipeline } from '../src/pipeline.ts';
@@ -45,8 +46,10 @@ describe('webhooks under SIGKILL', () => {
     }, { timeoutMs: 60_000, message: 'the webhook tables' });
     const user = `kill-${randomUUID()}`;
     const secret = `secret-${randomUUID()}`;
+    // Sealed, as the API stores it, under the key the spawned service reads (stack.env).
+    const hookId = randomUUID();
     await p.db.pool.query('INSERT INTO webhooks (id, user_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [
-      randomUUID(), user, receiver.url('/hook', secret), ['job.started', 'job.completed', 'items.extracted'], secret,
+      hookId, user, receiver.url('/hook', secret), ['job.started', 'job.completed', 'items.extracted'], sealWebhookSecret(secretBoxFromEnv(), hookId, secret),
     ]);
 
     const expectedEvents = new Set<string>();

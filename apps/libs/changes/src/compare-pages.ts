@@ -63,24 +63,29 @@ function byUrl(pages: readonly RunPage[]): Map<string, RunPage> {
   return out;
 }
 
+/** The change of one URL given its rows in the two runs, or null when it is present in neither. */
+export function pageChange(url: string, previous: RunPage | undefined, current: RunPage | undefined): PageChange | null {
+  const kind = comparePage(previous, current);
+  if (kind === null) return null;
+  return {
+    kind,
+    url,
+    fetch_id: kind === 'gone' ? null : current!.fetch_id,
+    content_hash: kind === 'gone' ? null : current!.content_hash,
+    previous_fetch_id: kind === 'new' ? null : previous!.fetch_id,
+    previous_content_hash: kind === 'new' ? null : previous!.content_hash,
+  };
+}
+
+/** Two whole runs compared, in URL order (the listing streams the same pairs from SQL: read-model.ts's `pagePairs`). */
 export function comparePages(previous: readonly RunPage[], current: readonly RunPage[]): PageChange[] {
   const before = byUrl(previous);
   const now = byUrl(current);
   const urls = [...new Set([...before.keys(), ...now.keys()])].sort();
   const out: PageChange[] = [];
   for (const url of urls) {
-    const b = before.get(url);
-    const c = now.get(url);
-    const kind = comparePage(b, c);
-    if (kind === null) continue;
-    out.push({
-      kind,
-      url,
-      fetch_id: kind === 'gone' ? null : c!.fetch_id,
-      content_hash: kind === 'gone' ? null : c!.content_hash,
-      previous_fetch_id: kind === 'new' ? null : b!.fetch_id,
-      previous_content_hash: kind === 'new' ? null : b!.content_hash,
-    });
+    const change = pageChange(url, before.get(url), now.get(url));
+    if (change) out.push(change);
   }
   return out;
 }

@@ -79,17 +79,22 @@ describe('change tracking over the read models', () => {
     if (answer.kind !== 'changes') return;
     const c = answer.changes;
     expect(c).toMatchObject({ job_id: current, schedule_id: schedule, previous_job_id: previous, settled: true, items_unchanged: 1 });
-    const kinds = Object.fromEntries(c.pages.map((p) => [p.url.slice(SITE.length), p.kind]));
+    const pages = Object.values(c.pages.lists).flat();
+    const kinds = Object.fromEntries(pages.map((p) => [p.url.slice(SITE.length), p.kind]));
     expect(kinds).toEqual({ '/': 'unchanged', '/a': 'changed', '/b': 'unchanged', '/c': 'gone', '/d': 'new', '/f': 'new' });
-    expect(c.items.map((i) => [i.kind, i.url.slice(SITE.length), i.index, i.fields, i.previous_fields])).toEqual([
-      ['changed', '/', 1, { t: 'B2' }, { t: 'B' }],
+    expect(c.pages.counts).toEqual({ new: 2, changed: 1, gone: 1, unchanged: 2, unknown: 0 });
+    expect(c.items.counts).toEqual({ new: 1, changed: 1, removed: 1 });
+    const items = Object.values(c.items.lists).flat();
+    expect(items.map((i) => [i.kind, i.url.slice(SITE.length), i.index, i.fields, i.previous_fields])).toEqual([
       ['new', '/', 2, { t: 'X' }, null],
+      ['changed', '/', 1, { t: 'B2' }, { t: 'B' }],
       ['removed', '/c', 0, null, { t: 'C' }],
     ]);
+    expect(c.truncated).toBe(false);
 
     const detector = new PageChangeDetector(db.pool);
     const decisions: Record<string, string> = {};
-    for (const p of c.pages.filter((p) => p.fetch_id !== null)) {
+    for (const p of pages.filter((p) => p.fetch_id !== null)) {
       const d = await detector.decide({ job_id: current, fetch_id: p.fetch_id!, url: p.url, content_hash: p.content_hash });
       decisions[p.url.slice(SITE.length)] = d.kind;
       if (d.kind === 'changed') expect(d).toEqual({ kind: 'changed', schedule_id: schedule, previous_job_id: previous, previous_fetch_id: p.previous_fetch_id, previous_content_hash: p.previous_content_hash });
@@ -101,7 +106,7 @@ describe('change tracking over the read models', () => {
     const schedule = randomUUID();
     const first = await seedRun(schedule, { status: 'finished', dispatched: 0, ended: 1, pages: { '/': 'h' }, items: [{ path: '/', index: 0, fields: { t: 'A' } }] });
     const answer = await jobChanges(db.pool, first);
-    expect(answer).toMatchObject({ kind: 'changes', changes: { previous_job_id: null, settled: true, pages: [{ kind: 'new' }], items: [{ kind: 'new' }] } });
+    expect(answer).toMatchObject({ kind: 'changes', changes: { previous_job_id: null, settled: true, pages: { counts: { new: 1, changed: 0, gone: 0 }, lists: { new: [{ kind: 'new' }] } }, items: { counts: { new: 1, changed: 0, removed: 0 }, lists: { new: [{ kind: 'new', index: 0 }] } } } });
     expect((await new PageChangeDetector(db.pool).decide({ job_id: first, fetch_id: 'x', url: `${SITE}/`, content_hash: 'h' })).kind).toBe('none');
   });
 

@@ -25,6 +25,8 @@ const catalogue: CrawlError[] = [
   new errors.MissingParamError('x', 'q'),
   new errors.HostBusyError('x', 0),
   new errors.InvalidSitemapError('x'),
+  new errors.ParseTimeoutError('x'),
+  new errors.ParseCrashedError('x'),
 ];
 
 describe('error catalogue', () => {
@@ -55,6 +57,8 @@ describe('error catalogue', () => {
       TRAWL_REDIRECT_LOOP: false,
       TRAWL_INVALID_URL: false,
       TRAWL_ROBOTS_DISALLOWED: false,
+      TRAWL_PARSE_TIMEOUT: false,
+      TRAWL_PARSE_CRASHED: false,
     });
   });
 

@@ -25,18 +25,38 @@ export class InvalidUrlError extends CrawlError {
   readonly retriable = false;
 }
 
-/** The host resolves to an address the safety policy forbids (loopback, private, metadata…), checked after DNS and on every redirect hop. */
+/**
+ * The host resolves to an address the safety policy forbids (loopback, private, metadata…), checked
+ * after DNS and on every redirect hop.
+ *
+ * Its `message` is the same for every refusal ({@link UnsafeAddressError.MESSAGE}): it reaches the tenant
+ * (PageFailed, the job log, dead letters, webhook deliveries, API answers), and the address a name
+ * resolved to or the range it fell in would let a tenant map the operator's internal DNS one refusal
+ * at a time. What was refused and why — `detail`, `host`, `address` — is for the operator's log
+ * ({@link unsafeAddressLogFields}), never for an event or an answer.
+ */
 export class UnsafeAddressError extends CrawlError {
+  /** What a tenant is told of any egress refusal: no address, no range, no allow-list. */
+  static readonly MESSAGE = 'refused: the address is not allowed (TRAWL_UNSAFE_ADDRESS)';
   readonly code = 'TRAWL_UNSAFE_ADDRESS';
   readonly retriable = false;
   constructor(
-    message: string,
+    /** Why, for the operator: the host, port, resolved address and the range that refused it. */
+    readonly detail: string,
     readonly host: string,
     readonly address: string | null,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(UnsafeAddressError.MESSAGE, options);
   }
+}
+
+/** The operator's side of a refusal, as structured log fields (`{ egress: { host, address, detail } }`); null for any other error. */
+export function unsafeAddressLogFields(err: unknown): { egress: { host: string; address: string | null; detail: string } } | null {
+  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
+    if (e instanceof UnsafeAddressError) return { egress: { host: e.host, address: e.address, detail: e.detail } };
+  }
+  return null;
 }
 
 /** The host name does not resolve (NXDOMAIN). A temporary resolver failure is a {@link NetworkError} instead. */
@@ -157,6 +177,22 @@ export class RobotsDisallowedError extends CrawlError {
 export class BrowserError extends CrawlError {
   readonly code = 'TRAWL_BROWSER';
   readonly retriable = true;
+}
+
+/**
+ * A page's parse ran past its time limit (TRAWL_PARSE_TIMEOUT_MS) on a parse thread, which was
+ * stopped: the page, not its host or the worker, is the problem (a selector whose cost grows with
+ * this page, an HTML bomb). The same page would take as long again: not retried.
+ */
+export class ParseTimeoutError extends CrawlError {
+  readonly code = 'TRAWL_PARSE_TIMEOUT';
+  readonly retriable = false;
+}
+
+/** A page's parse used more memory than a parse thread may (TRAWL_PARSE_THREAD_MEMORY_MB), or crashed its thread. Not retried, for the same reason. */
+export class ParseCrashedError extends CrawlError {
+  readonly code = 'TRAWL_PARSE_CRASHED';
+  readonly retriable = false;
 }
 
 /** The fetcher was used after close(). */

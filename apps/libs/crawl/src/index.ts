@@ -5,7 +5,7 @@
  */
 
 // errors
-export { HostBusyError, InvalidConfigError } from './errors.ts';
+export { HostBusyError, InvalidConfigError, InvalidSpecError, ParseCrashedError, ParseTimeoutError } from './errors.ts';
 
 // URLs and rules
 export { normaliseUrl, normaliseUrlOrNull, fetchId } from './url/normalise.ts';
@@ -23,6 +23,9 @@ export { embeddedV4s, type EmbeddedV4, type TransitionForm } from './safety/embe
 export { SafeResolver, urlPort, type SafeResolverOptions, type Resolve, type LookupFunction } from './safety/safe-resolver.ts';
 export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
 export { pinnedConnector, type PinnedConnectorOptions } from './safety/pinned-connector.ts';
+export { stackExposures, describeExposures, type StackExposure, type StackListener, type KnownAddresses } from './safety/stack-exposure.ts';
+export { egressPolicyFromEnv, findStackExposures, stackExposureMessage, stackPortsAllowed, ALLOW_STACK_VARIABLE, type EgressGuardOptions, type GuardedPolicy } from './safety/egress-guard.ts';
+export { UnsafeAddressError, unsafeAddressLogFields } from './errors.ts';
 
 // fetching
 export type { FetchResult } from './fetch/fetch-result.ts';
@@ -32,12 +35,18 @@ export { containBrowser, DEFAULT_BROWSER_USER, type BrowserContainment, type Bro
 export { statusError } from './fetch/status-error.ts';
 export { parseRetryAfter } from './fetch/retry-after.ts';
 
+// request options (headers, user agent, locale, cookies)
+export { mergeRequestOptions, hasRequestOptions, requestOptionsKey, acceptLanguageOf, NO_REQUEST_OPTIONS, type RequestOptions, type SpecRequestOptions } from '@trawl/schemas';
+export { checkRequestOptions, domainCovers, REQUEST_OPTION_LIMITS, type RequestOptionsCode, type RequestOptionsProblem } from './request/check-request-options.ts';
+export { requestProfileOf, type RequestProfile, type BrowserCookie } from './request/request-profile.ts';
+export { userAgentFromEnv, defaultUserAgent, productTokenOf, DEFAULT_CONTACT_URL, type UserAgentConfig } from './request/user-agent.ts';
+
 // the HTTP cache
 export { planCacheUse, isFresh, type CachePlan, type CachePlanInput } from './cache/cache-plan.ts';
 export { conditionalHeaders, hasValidator, parseEtag, parseLastModified, revalidated, validatorsOf, NO_VALIDATORS, type HttpValidators } from './cache/validators.ts';
 
 // politeness
-export { RobotsCache, type RobotsCacheOptions, type RobotsFetcher, type RobotsVerdict } from './politeness/robots.ts';
+export { RobotsCache, type RobotsCacheOptions, type RobotsFetcher, type RobotsRequestOptions, type RobotsVerdict } from './politeness/robots.ts';
 export { parseRobots, type RobotsRules } from './politeness/robots-parser.ts';
 export { HostLimiter, hostLimiterOptionsFromEnv, hostPolicyOf, type HostLimiterOptions, type HostPolicy, type AcquireOptions, type Release } from './politeness/host-limiter.ts';
 

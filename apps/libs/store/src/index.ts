@@ -32,13 +32,20 @@ export {
   type SkippedSlot,
 } from './config/schedules.ts';
 export { crawlSpec } from './config/crawl-spec.ts';
-export { DEFAULT_QUOTAS, quotaLimitsOf, quotasFromEnv, type QuotaLimits } from './quotas/quota-limits.ts';
+export { DEFAULT_QUOTAS, quotaLimitsOf, quotasFromEnv, setUserQuotas, type QuotaLimits } from './quotas/quota-limits.ts';
 export { decideInterval, decideJob } from './quotas/quota-decision.ts';
 export { lockUserQuotas, purgeSettledLedger, readUsage, recordJobs, type LedgerEntry } from './quotas/quota-ledger.ts';
 export { admitJob, checkCadenceQuota, createScheduleWithinQuota } from './quotas/quota-guard.ts';
+export { jobOwner, readStorageUsage, SETTLE_AFTER_MS } from './quotas/storage-usage.ts';
 export { QuotaExceededError } from './quotas/errors.ts';
 export { WEBHOOK_MIGRATIONS, WEBHOOK_MIGRATION_OWNER } from './webhooks/migrations.ts';
 export { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_TYPE, type WebhookEventType } from './webhooks/event-types.ts';
+// Webhook limits (subscriptions, test/re-delivery calls, the delivery budget), counted by the hour.
+export { roomAt, usedAt, WINDOW_MS as HOURLY_WINDOW_MS, type Bucket } from './quotas/hourly-window.ts';
+export { DEFAULT_WEBHOOK_QUOTAS, setUserWebhookQuotas, webhookQuotaLimitsOf, webhookQuotasFromEnv, type WebhookQuotaLimits, type WebhookQuotaName } from './quotas/webhook-quota-limits.ts';
+export { decideWebhook, decideWebhookRequest } from './quotas/webhook-quota-decision.ts';
+export { admitWebhook, admitWebhookRequest, purgeWebhookUsage, readWebhookUsage, type WebhookUsage } from './quotas/webhook-quota-guard.ts';
+export { giveBackDeliveries, reserveDeliveries, type DeliveryGiveBack, type DeliveryReservation } from './quotas/webhook-delivery-usage.ts';
 export { CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS, loadCrawlSpec, saveCrawlSpecs } from './specs/crawl-specs.ts';
 export { dedupeKey } from './dedupe/dedupe-key.ts';
 export { claimDedupe, dedupeTtlFromEnv, hasCrawlDedupe } from './dedupe/crawl-dedupe.ts';

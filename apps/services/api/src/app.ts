@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import websocket from '@fastify/websocket';
 import type { EventProducer, Logger } from '@trawl/streams';
 import type { Pool } from '@trawl/store';
+import type { SecretBox } from '@trawl/store/secrets';
 import { DEFAULT_CONFIG, type ApiConfig } from './config.ts';
 import type { LiveSubscribe } from './feed/feed-event.ts';
 import type { ReadinessChecks } from './health/readiness.ts';
@@ -54,6 +55,13 @@ export interface AppDeps {
   /** A pino logger (the service's), or Fastify's logger option; silent by default. */
   readonly logger?: Logger | FastifyServerOptions['logger'];
   /**
+   * Where API keys come from: `postgres` (default: the pool's `api_keys`, indexed in memory and
+   * listened to) or `none` — no key is valid and nothing connects (the offline OpenAPI build).
+   */
+  readonly apiKeys?: 'postgres' | 'none';
+  /** Seals webhook secrets; default: the keys of TRAWL_SECRETS_KEY (plugins/dependencies.ts). */
+  readonly secrets?: SecretBox;
+  /**
    * Registers more on the same app after the API's own routes (main.ts mounts the web console
    * this way), so the API's factory depends on no user interface.
    */
@@ -93,18 +101,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(createValidatorCompiler());
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Every answer is the type it says: JSON or text naming a user's URL is never sniffed as HTML.
+    reply.header('x-content-type-options', 'nosniff');
   });
 
   // Shared schemas: referenced as `Job#` and so on, and the OpenAPI document's named components.
   const shared = [errorResponseSchema, jobViewSchema, pageSchema, itemSchema, crawlAcceptedSchema, crawlScheduledSchema, scheduleViewSchema, websiteViewSchema, targetViewSchema, webhookView, deliveryView, pageChangeSchema, itemChangeSchema, jobChangesSchema];
   for (const schema of shared) app.addSchema(schema);
 
-  await app.register(dependencies, { pool: deps.pool, producer: deps.producer, config, ...(deps.content ? { content: deps.content } : {}) });
+  await app.register(dependencies, { pool: deps.pool, producer: deps.producer, config, ...(deps.content ? { content: deps.content } : {}), ...(deps.secrets ? { secrets: deps.secrets } : {}) });
   await app.register(errorHandler);
   await app.register(metrics);
   await app.register(openapi);
   await app.register(rateLimit);
-  await app.register(auth);
+  await app.register(auth, { keys: deps.apiKeys ?? 'postgres' });
   await app.register(crawlService);
   await app.register(jobLogs);
   await app.register(liveFeed, deps.subscribeLive ? { subscribe: deps.subscribeLive } : {});

@@ -3,6 +3,8 @@
  * `process.env`, so several apps with different limits can live in one test process.
  */
 import { DEFAULT_QUOTAS, quotasFromEnv, type QuotaLimits } from '@trawl/store';
+import { DEFAULT_WEBHOOK_QUOTAS, webhookQuotasFromEnv, type WebhookQuotaLimits } from '@trawl/store';
+import { DEFAULT_READY_CACHE_MS, readyCacheMsFromEnv } from '@trawl/streams';
 
 export interface ApiConfig {
   readonly port: number;
@@ -16,6 +18,13 @@ export interface ApiConfig {
   /** `POST /crawl` per key per window: each one may start a crawl, so it has its own budget. */
   readonly crawlRateLimitMax: number;
   readonly rateLimitWindowMs: number;
+  /**
+   * `/healthz` and `/readyz` per client address per window. They need no key, so the per-key
+   * budget does not hold them; probes come a few times a minute, a flood gets 429.
+   */
+  readonly healthRateLimitMax: number;
+  /** How long a round of readiness checks answers `/readyz` (TRAWL_READY_CACHE_MS, shared with every operator port). */
+  readonly readyCacheMs: number;
   /** How often a job's log is polled for its open SSE streams (one poller per job, shared by them). */
   readonly ssePollMs: number;
   /** SSE comment sent when nothing else was, so proxies keep the stream open. */
@@ -26,15 +35,16 @@ export interface ApiConfig {
   readonly feedSlowCloseMs: number;
   /** SSE log streams and WebSocket feeds one user may hold open on one API instance. */
   readonly maxStreamsPerUser: number;
-  /** How long a validated API key is trusted without asking Postgres again (revocation delay). */
-  readonly keyCacheMs: number;
   /**
-   * Failed authentications per client address per window (a key looked up and not found, none
-   * or a malformed one); past it the address gets 429 and its keys are not looked up.
+   * How often each instance reloads its in-memory index of API keys in full. Notifications keep
+   * it current; this bounds how long a change whose notification was missed goes unseen.
+   */
+  readonly keyResyncMs: number;
+  /**
+   * Failed authentications per client address per window (a missing, malformed, unknown or
+   * revoked key); past it the address gets 429. A valid key never counts and is never refused.
    */
   readonly authFailureLimit: number;
-  /** How long a key found unknown is answered 401 without asking Postgres again. */
-  readonly unknownKeyCacheMs: number;
   /**
    * Fastify's `trustProxy`: whom to believe about the client's address (`X-Forwarded-For`), so that
    * per-address limits behind a load balancer apply to clients, not to the balancer. Off by default.
@@ -44,6 +54,8 @@ export interface ApiConfig {
   readonly quotas: QuotaLimits;
   /** How long a job's stored content is kept after the job ends, and how the sweep that enforces it runs. */
   readonly contentRetention: ContentRetentionConfig;
+  /** Every user's webhook limits unless `user_quotas` says otherwise (`TRAWL_QUOTA_WEBHOOK*`). */
+  readonly webhookQuotas: WebhookQuotaLimits;
 }
 
 export interface ContentRetentionConfig {
@@ -63,17 +75,19 @@ export const DEFAULT_CONFIG: ApiConfig = {
   rateLimitMax: 1200,
   crawlRateLimitMax: 300,
   rateLimitWindowMs: 60_000,
+  healthRateLimitMax: 300,
+  readyCacheMs: DEFAULT_READY_CACHE_MS,
   ssePollMs: 250,
   sseHeartbeatMs: 15_000,
   feedHighWaterBytes: 1024 * 1024,
   feedSlowCloseMs: 30_000,
   maxStreamsPerUser: 20,
-  keyCacheMs: 30_000,
+  keyResyncMs: 300_000,
   authFailureLimit: 60,
-  unknownKeyCacheMs: 10_000,
   trustProxy: false,
   quotas: DEFAULT_QUOTAS,
-  contentRetention: { defaultSeconds: 30 * 86_400, maxSeconds: 365 * 86_400, sweepMs: 600_000 },
+  contentRetention: { defaultSeconds: 30 * 86_400, maxSeconds: 90 * 86_400, sweepMs: 600_000 },
+  webhookQuotas: DEFAULT_WEBHOOK_QUOTAS,
 };
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -102,17 +116,19 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     rateLimitMax: int(env, 'TRAWL_API_RATE_LIMIT', d.rateLimitMax, 1),
     crawlRateLimitMax: int(env, 'TRAWL_API_CRAWL_RATE_LIMIT', d.crawlRateLimitMax, 1),
     rateLimitWindowMs: int(env, 'TRAWL_API_RATE_WINDOW_MS', d.rateLimitWindowMs, 1000),
+    healthRateLimitMax: int(env, 'TRAWL_API_HEALTH_RATE_LIMIT', d.healthRateLimitMax, 1),
+    readyCacheMs: readyCacheMsFromEnv(env),
     ssePollMs: int(env, 'TRAWL_SSE_POLL_MS', d.ssePollMs, 10),
     sseHeartbeatMs: int(env, 'TRAWL_SSE_HEARTBEAT_MS', d.sseHeartbeatMs, 100),
     feedHighWaterBytes: int(env, 'TRAWL_FEED_HIGH_WATER_BYTES', d.feedHighWaterBytes, 1024),
     feedSlowCloseMs: int(env, 'TRAWL_FEED_SLOW_CLOSE_MS', d.feedSlowCloseMs, 100),
     maxStreamsPerUser: int(env, 'TRAWL_API_MAX_STREAMS_PER_USER', d.maxStreamsPerUser, 1),
-    keyCacheMs: int(env, 'TRAWL_API_KEY_CACHE_MS', d.keyCacheMs, 0),
+    keyResyncMs: int(env, 'TRAWL_API_KEY_RESYNC_MS', d.keyResyncMs, 1000),
     authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
-    unknownKeyCacheMs: int(env, 'TRAWL_API_UNKNOWN_KEY_CACHE_MS', d.unknownKeyCacheMs, 0),
     trustProxy: trustProxy(env.TRAWL_API_TRUST_PROXY),
     quotas: quotasFromEnv(env),
     contentRetention: contentRetentionFromEnv(env),
+    webhookQuotas: webhookQuotasFromEnv(env),
   };
 }
 

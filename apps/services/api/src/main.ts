@@ -5,8 +5,10 @@
  * dedupe lives in Postgres, and each instance has its own live subscription for its own sockets
  * (rate limits are per instance).
  */
-import { createKafka, endpoints, startServiceProducer, runService, subscribeLive } from '@trawl/streams';
+import { describeExposures, egressPolicyFromEnv } from '@trawl/crawl';
+import { createKafka, endpoints, startServiceProducer, runService, stackListeners, subscribeLive } from '@trawl/streams';
 import { CONFIG_MIGRATIONS, createPool, migrate, purgeSettledLedger, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
+import { resealWebhookSecrets, secretBoxFromEnv } from '@trawl/store/secrets';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
 import { purgeExpiredDedupe } from './crawl/submit-crawl.ts';
@@ -18,12 +20,23 @@ import { mountServiceExtras } from './service-mount.ts';
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 
 await runService('api', async (logger) => {
+  // Webhook URLs are checked against the crawls' egress rules: an allow-list that opens the stack's
+  // own ports (this API's included) stops the API here, before it connects anywhere, unless
+  // TRAWL_FETCH_ALLOW_STACK=1. The routes read the same TRAWL_FETCH_ALLOW.
+  const { exposures } = await egressPolicyFromEnv(stackListeners());
+  if (exposures.length > 0) logger.warn({ exposures: describeExposures(exposures) }, 'TRAWL_FETCH_ALLOW opens ports of the stack to webhook URLs (TRAWL_FETCH_ALLOW_STACK=1)');
   const config = configFromEnv();
+  // Webhook secrets are stored sealed: no key, no start (before anything connects).
+  const secrets = secretBoxFromEnv(process.env, 'the API');
   const ep = endpoints();
   const pool = createPool({ applicationName: 'trawl-api', max: 20 });
   await migrate(pool, 'config', CONFIG_MIGRATIONS);
   await migrate(pool, API_MIGRATION_OWNER, API_MIGRATIONS);
   await migrate(pool, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS);
+  // Clear secrets of an older table sealed, those under an old key moved to the current one; a
+  // key that opens none of them stops the start here (README: Secrets at rest).
+  const resealed = await resealWebhookSecrets(pool, secrets);
+  if (resealed.sealed + resealed.resealed > 0) logger.info({ ...resealed, key: secrets.currentKeyId }, 'webhook secrets sealed under the current key');
   const kafka = createKafka({ clientId: 'trawl-api', logger });
   const producer = await startServiceProducer({ kafka, logger, emits: ['CrawlRequested', 'JobDispatched', 'JobCancelled'] });
 
@@ -33,6 +46,7 @@ await runService('api', async (logger) => {
     producer,
     logger,
     config,
+    secrets,
     readiness,
     subscribeLive: (options) => subscribeLive({ ...options, kafka, logger, groupPrefix: 'trawl-api-feed' }),
     mount: mountServiceExtras,

@@ -70,6 +70,31 @@ describe('page content', () => {
     expect(foreign.json().error.code).toBe('JOB_NOT_FOUND');
   });
 
+  it("serves stored content sandboxed: CSP sandbox without scripts, nosniff, and as an attachment unless asked inline", async () => {
+    const { user, auth } = await api.user();
+    const jobId = await seedJob(api.db.pool, { user_id: user });
+    const fetchId = await seedContentPage(jobId, 1, await store3(3));
+    for (const [format, ext] of [['html', 'html'], ['text', 'txt'], ['markdown', 'md']] as const) {
+      const res = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=${format}`, headers: auth });
+      expect(res.statusCode).toBe(200);
+      const csp = String(res.headers['content-security-policy']).split(';').map((d) => d.trim());
+      expect(csp).toContain('sandbox');
+      expect(csp.join(';')).not.toMatch(/allow-scripts|allow-same-origin/);
+      expect(csp).toContain("default-src 'none'");
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="${fetchId}.${ext}"`);
+    }
+    const inline = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=html&inline=true`, headers: auth });
+    expect(inline.statusCode).toBe(200);
+    expect(inline.headers['content-disposition']).toBe(`inline; filename="${fetchId}.html"`);
+    expect(String(inline.headers['content-security-policy'])).toMatch(/^sandbox;/);
+    expect(inline.headers['x-content-type-options']).toBe('nosniff');
+    expect(inline.body).toBe(article(3));
+    const explicit = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=html&inline=false`, headers: auth });
+    expect(explicit.headers['content-disposition']).toBe(`attachment; filename="${fetchId}.html"`);
+    expect((await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=html&inline=maybe`, headers: auth })).statusCode).toBe(400);
+  });
+
   it('streams every page of a job as NDJSON with its Markdown', async () => {
     const { user, auth } = await api.user();
     const jobId = await seedJob(api.db.pool, { user_id: user });

@@ -35,7 +35,7 @@ async function pageFetched(jobId: string, n: number): Promise<void> {
     'PageFetched',
     {
       job_id: jobId, fetch_id: fetchId, url: `http://a.test/${n}`, final_url: `http://a.test/${n}`, status: 200, content_type: 'text/html',
-      bytes: 100, fetch_ms: 5, render_mode: 'http', depth: 1, links: [], next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0,
+      bytes: 100, fetch_ms: 5, render_mode: 'http', depth: 1, links: [], next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null,
     },
     { eventId: eventId('PageFetched', fetchId) },
   );
@@ -110,5 +110,33 @@ describe('GET /events (WebSocket live feed)', () => {
     // Browsers: the key as a query parameter.
     const viaQuery = await connect(`/events?access_token=${alice.key}`, {});
     expect(viaQuery.messages[0]).toMatchObject({ type: 'hello', user_id: alice.user });
+  });
+
+  it('checks up to 100 job ids in one query, and a plain GET (426) or a user at the stream cap in none', async () => {
+    const alice = await api.user('alice');
+    const ids = Array.from({ length: 100 }, () => crypto.randomUUID());
+    await api.db.pool.query(`INSERT INTO api_jobs (job_id, user_id, dedupe_key, request) SELECT id, $2, id, '{}'::jsonb FROM unnest($1::text[]) AS id`, [ids, alice.user]);
+    const pool = api.app.db as unknown as { query: (...args: unknown[]) => unknown };
+    const query = pool.query;
+    let queries = 0;
+    pool.query = (...args: unknown[]) => {
+      queries++;
+      return query.apply(pool, args);
+    };
+    try {
+      const feed = await connect(`/events?job_id=${ids.join(',')}`, alice.auth);
+      expect(feed.messages[0]).toMatchObject({ type: 'hello', job_ids: ids });
+      expect(queries).toBe(1);
+      queries = 0;
+      const plain = await api.app.inject({ method: 'GET', url: `/events?job_id=${ids.join(',')}`, headers: alice.auth });
+      expect(plain.statusCode).toBe(426);
+      expect(queries).toBe(0);
+      // One id not the caller's among 100: refused, still one query.
+      queries = 0;
+      await expect(connect(`/events?job_id=${[...ids.slice(1), crypto.randomUUID()].join(',')}`, alice.auth)).rejects.toMatchObject({ status: 404 });
+      expect(queries).toBe(1);
+    } finally {
+      pool.query = query;
+    }
   });
 });

@@ -33,6 +33,7 @@ import type { ApiConfig } from '../src/config.ts';
 import { API_MIGRATION_OWNER, API_MIGRATIONS } from '../src/data/migrations.ts';
 import { createApiKey } from '../src/data/api-keys.ts';
 import type { ChildMessage, ParentMessage, SubscriberSpec, SubscriberStats } from './load-feed-clients.ts';
+import { keyKnown } from './support.ts';
 
 const env = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 
@@ -74,6 +75,7 @@ async function startLoadApi(config: Partial<ApiConfig>, live: boolean): Promise<
     async user(prefix) {
       const user = `${prefix}-${randomUUID().slice(0, 8)}`;
       const { key } = await createApiKey(pool, user);
+      await keyKnown(app, key);
       return { user, key };
     },
     async close() {
@@ -298,7 +300,7 @@ async function pageFetched(producer: EventProducer, jobId: string, n: number, li
     {
       job_id: jobId, fetch_id: fetchId, url, final_url: url, status: 200, content_type: 'text/html', bytes: 1000, fetch_ms: 5,
       render_mode: 'http', depth: 1, links: Array.from({ length: links }, (_, i) => `http://load.test/${jobId}/links/${n}/${i}/some-longer-path-segment`),
-      next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0,
+      next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null,
     },
     { eventId: eventId('PageFetched', fetchId) },
   );
@@ -308,7 +310,7 @@ describe('load: WebSocket live feed storm', () => {
   let api: LoadApi;
   let clients: ReturnType<typeof spawnClients> | undefined;
   beforeAll(async () => {
-    api = await startLoadApi({ feedHighWaterBytes: HIGH_WATER, feedSlowCloseMs: SLOW_CLOSE_MS, rateLimitMax: 1_000_000, crawlRateLimitMax: 1_000_000 }, true);
+    api = await startLoadApi({ feedHighWaterBytes: HIGH_WATER, feedSlowCloseMs: SLOW_CLOSE_MS, rateLimitMax: 1_000_000, crawlRateLimitMax: 1_000_000, healthRateLimitMax: 1_000_000 }, true);
     await api.app.liveFeed.ready;
   });
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { endpoints, startOperatorServer } from '@trawl/streams';
 import { buildApp } from '../src/app.ts';
 import { ERROR_CODES } from '../src/errors.ts';
 import { defaultReadinessChecks, runChecks } from '../src/health/readiness.ts';
-import { startTestApi, type TestApi } from './support.ts';
+import { keyKnown, startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -21,7 +21,8 @@ describe('operations', () => {
   });
 
   it('/readyz checks Postgres, Kafka, the registry and ClickHouse of the real stack; each check only for a key', async () => {
-    const app = await buildApp({ pool: api.db.pool, producer: api.producer, readiness: defaultReadinessChecks(api.db.pool, api.kafka, endpoints()), mount: (app) => app.register(trawlConsole) });
+    // No cache: a retry below must run a new round.
+    const app = await buildApp({ pool: api.db.pool, producer: api.producer, readiness: defaultReadinessChecks(api.db.pool, api.kafka, endpoints()), mount: (app) => app.register(trawlConsole), config: { readyCacheMs: 0 } });
     try {
       const { auth } = await api.user();
       // Each check has 2 s: on a busy machine one may miss it once; ready within a few tries.
@@ -55,7 +56,8 @@ describe('operations', () => {
       const bare = await app.inject('/readyz');
       expect(bare.statusCode).toBe(503);
       expect(bare.json()).toEqual({ status: 'unready' });
-      const { auth } = await api.user();
+      const { auth, key } = await api.user();
+      await keyKnown(app, key);
       const res = await app.inject({ url: '/readyz', headers: auth });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toMatchObject({
@@ -63,6 +65,44 @@ describe('operations', () => {
         checks: { postgres: { ok: true }, clickhouse: { ok: false, error: expect.any(String) }, registry: { ok: false, error: expect.stringMatching(/answered (401|404)/) } },
       });
       expect(res.body).not.toMatch(/hunter2|s3cret|reader|writer/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a burst of /readyz costs the dependencies one round of checks (one in flight, then the cache)', async () => {
+    let rounds = 0;
+    const real = defaultReadinessChecks(api.db.pool, api.kafka, endpoints());
+    const counted = { ...real, postgres: async (signal: AbortSignal) => { rounds++; await real.postgres!(signal); } };
+    const app = await buildApp({ pool: api.db.pool, producer: api.producer, readiness: counted, config: { readyCacheMs: 60_000 } });
+    try {
+      const { auth } = await api.user();
+      const burst = await Promise.all(Array.from({ length: 100 }, (_, i) => app.inject({ url: '/readyz', ...(i % 2 ? { headers: auth } : {}) })));
+      expect(new Set(burst.map((r) => r.json().status)).size).toBe(1);
+      expect(rounds).toBe(1);
+      // Within the cache's lifetime, later calls cost nothing either.
+      await app.inject('/readyz');
+      expect(rounds).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('/healthz and /readyz answer 429 RATE_LIMITED past their budget per client address; a key buys none, another address has its own', async () => {
+    const app = await buildApp({ pool: api.db.pool, producer: api.producer, config: { healthRateLimitMax: 4 } });
+    try {
+      const { auth } = await api.user();
+      const from = (remoteAddress: string, url: string, headers = {}) => app.inject({ url, remoteAddress, headers });
+      const codes = [];
+      for (const url of ['/healthz', '/readyz', '/healthz', '/readyz', '/healthz', '/readyz']) codes.push((await from('203.0.113.7', url)).statusCode);
+      expect(codes).toEqual([200, 200, 200, 200, 429, 429]);
+      const refused = await from('203.0.113.7', '/readyz', auth);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json().error.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await from('198.51.100.9', '/readyz')).statusCode).toBe(200);
+      // The key's own budget is untouched: the same address still gets its API answers.
+      expect((await from('203.0.113.7', '/jobs', auth)).statusCode).toBe(200);
     } finally {
       await app.close();
     }

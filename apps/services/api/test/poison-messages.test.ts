@@ -16,7 +16,7 @@ import { setupReadModels } from '@trawl/projector-pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createApiKey } from '../src/data/api-keys.ts';
-import { connectFeed, type FeedMessage } from './support.ts';
+import { connectFeed, keyAccepted, type FeedMessage } from './support.ts';
 
 const world = poisonWorld('poison-api', { database: () => createTestDatabase('trawl_test_poison_api') });
 const { kafka, codec, producer } = world;
@@ -52,6 +52,7 @@ describe('the live feed on garbage', () => {
     const topic = world.topic(name);
     const user = `poison-${randomUUID().slice(0, 8)}`;
     const { key } = await createApiKey(world.db.pool, user);
+    await keyAccepted(base, key);
     const auth = { authorization: `Bearer ${key}` };
     const feed = await connectFeed(`${base.replace('http', 'ws')}/events`, auth);
     sockets.push(feed.ws);

@@ -4,13 +4,18 @@
  * code and the limit it names, emitting nothing and changing nothing — and `GET /quotas`. A
  * schedule the dispatcher paused shows why in its API view.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dispatcher } from '@trawl/dispatcher';
 import { crawlSpec, DEFAULT_QUOTAS, upsertWebsite } from '@trawl/store';
+import { DEFAULT_WEBHOOK_QUOTAS, setUserWebhookQuotas } from '@trawl/store';
 import { seedJob } from './read-model.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
-const quotas = { active_jobs: 2, pages_per_day: 150, schedules: 2, min_interval_seconds: 60 };
+const quotas = { active_jobs: 2, pages_per_day: 150, schedules: 2, min_interval_seconds: 60, storage_bytes: 5000 };
+const retention = { content_retention_max_seconds: 90 * 86_400, content_retention_default_seconds: 30 * 86_400 };
+// Webhook limits and use (the defaults; nothing used).
+const webhooks = { limits: DEFAULT_WEBHOOK_QUOTAS, usage: { webhooks: 0, webhook_tests_last_hour: 0, webhook_deliveries_last_hour: 0 } };
 let api: TestApi;
 beforeAll(async () => {
   api = await startTestApi({ config: { quotas } });
@@ -50,7 +55,7 @@ describe('quotas', () => {
     const dispatched = api.sent.find((e) => e.name === 'JobDispatched' && e.body.job_id === b.job_id)!;
     expect((dispatched.body.spec as { max_pages: number }).max_pages).toBe(50);
     const quota = await api.app.inject({ method: 'GET', url: '/quotas', headers: auth });
-    expect(quota.json()).toEqual({ limits: quotas, usage: { active_jobs: 2, pages_today: 150, schedules: 0 } });
+    expect(quota.json()).toEqual({ limits: { ...quotas, ...retention, ...webhooks.limits }, usage: { active_jobs: 2, pages_today: 150, schedules: 0, storage_bytes: 0, ...webhooks.usage } });
   });
 
   it('pages_per_day used up: 429 naming it', async () => {
@@ -85,6 +90,57 @@ describe('quotas', () => {
     const { rows } = await api.db.pool.query('SELECT count(*)::int AS n FROM schedules WHERE owner_id = $1', [user]);
     expect(rows[0].n).toBe(0);
     expect((await crawl(auth, { start_urls: urls(), depth: 0, interval: '1m' })).statusCode).toBe(202);
+  });
+
+  it("storage_bytes: GET /quotas shows the content a user's jobs keep against the quota and the retention ceiling; deleted content frees it, another user's never counts", async () => {
+    const { user, auth } = await api.user('keeper');
+    const other = await api.user('bystander');
+    const job = await seedJob(api.db.pool, { user_id: user, status: 'running' });
+    const stranger = await seedJob(api.db.pool, { user_id: other.user, status: 'running' });
+    const page = (jobId: string, fetchId: string, content: string | null, formats: object[], fromCache: string | null = null) =>
+      api.db.pool.query(
+        `INSERT INTO job_pages (job_id, fetch_id, url, final_url, status, content_type, bytes, fetch_ms, depth, render_mode, ok, attempts, fetched_at, event_id, content_hash, formats, from_cache)
+         VALUES ($1, $2, $3, $3, 200, 'text/html', 1500, 5, 0, 'http', true, 1, now(), $2, $4, $5, $6)`,
+        [jobId, fetchId, `http://a.test/${fetchId}`, content, JSON.stringify(formats), fromCache],
+      );
+    // 1200 bytes of body (its html format) + 400 of markdown; a body kept for the cache (1500, the page's bytes); a 304 counts nothing.
+    await page(job, 'f1', 'a'.repeat(64), [{ format: 'html', hash: 'a'.repeat(64), bytes: 1200 }, { format: 'markdown', hash: 'b'.repeat(64), bytes: 400 }]);
+    await page(job, 'f2', 'c'.repeat(64), []);
+    await page(job, 'f3', 'd'.repeat(64), [], 'not_modified');
+    await page(stranger, 'f1', 'e'.repeat(64), [{ format: 'html', hash: 'e'.repeat(64), bytes: 9999 }]);
+    const read = async (a: Record<string, string>) => (await api.app.inject({ method: 'GET', url: '/quotas', headers: a })).json();
+    const mine = await read(auth);
+    expect(mine.limits).toMatchObject({ storage_bytes: 5000, content_retention_max_seconds: 90 * 86_400, content_retention_default_seconds: 30 * 86_400 });
+    expect(mine.usage.storage_bytes).toBe(1200 + 400 + 1500);
+    expect((await read(other.auth)).usage.storage_bytes).toBe(9999);
+    // The job ends and its content is deleted (as retention would): nothing counts any more.
+    await api.db.pool.query("UPDATE jobs SET status = 'finished', finished_at = now() WHERE job_id = $1", [job]);
+    expect((await api.app.inject({ method: 'DELETE', url: `/jobs/${job}/content`, headers: auth })).statusCode).toBeLessThan(300);
+    expect((await read(auth)).usage.storage_bytes).toBe(0);
+    expect((await read(other.auth)).usage.storage_bytes).toBe(9999);
+  });
+
+  it("webhook limits: GET /quotas shows the user's webhooks, test and re-delivery calls and deliveries of the last hour against their limits; another user's never count", async () => {
+    const { user, auth } = await api.user('hooked');
+    const other = await api.user('unhooked');
+    await setUserWebhookQuotas(api.db.pool, user, { webhooks: 5, webhook_deliveries_per_hour: 500 });
+    // A subscription as POST /webhooks writes it (its URL check needs DNS, tested in webhooks.test.ts).
+    const hook = randomUUID();
+    await api.db.pool.query("INSERT INTO webhooks (id, user_id, url, events, secret) VALUES ($1, $2, 'https://hooks.example.com/q', '{job.completed}', 'sealed')", [hook, user]);
+    expect((await api.app.inject({ method: 'POST', url: `/webhooks/${hook}/test`, headers: auth })).statusCode).toBe(202);
+    // What apps/services/webhooks counted: 40 deliveries this minute, 7 twenty minutes ago, 100 two hours ago (out of the hour).
+    await api.db.pool.query(
+      `INSERT INTO webhook_usage (user_id, minute, deliveries) VALUES
+         ($1, date_trunc('minute', now()), 40), ($1, date_trunc('minute', now()) - interval '20 minutes', 7), ($1, date_trunc('minute', now()) - interval '2 hours', 100)
+       ON CONFLICT (user_id, minute) DO UPDATE SET deliveries = webhook_usage.deliveries + EXCLUDED.deliveries`,
+      [user],
+    );
+    const mine = (await api.app.inject({ method: 'GET', url: '/quotas', headers: auth })).json();
+    expect(mine.limits).toMatchObject({ webhooks: 5, webhook_tests_per_hour: DEFAULT_WEBHOOK_QUOTAS.webhook_tests_per_hour, webhook_deliveries_per_hour: 500 });
+    expect(mine.usage).toMatchObject({ webhooks: 1, webhook_tests_last_hour: 1, webhook_deliveries_last_hour: 47 });
+    const theirs = (await api.app.inject({ method: 'GET', url: '/quotas', headers: other.auth })).json();
+    expect(theirs.limits).toMatchObject(DEFAULT_WEBHOOK_QUOTAS);
+    expect(theirs.usage).toMatchObject(webhooks.usage);
   });
 
   it('POST /schedules checks the same quotas', async () => {

@@ -11,7 +11,7 @@ import { WebSocket } from 'ws';
 import { buildApp } from '../src/app.ts';
 import { appendLog, seedJob } from './read-model.ts';
 import { openSse, type SseStream } from './sse-client.ts';
-import { connectFeed, countingPool, eventually, sleep, startTestApi, type TestApi } from './support.ts';
+import { connectFeed, countingPool, eventually, keyKnown, sleep, startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
 let base: string;
@@ -118,7 +118,8 @@ describe('log streams share one poller per job', () => {
     const appBase = await app.listen({ host: '127.0.0.1', port: 0 });
     const streams: SseStream[] = [];
     try {
-      const { user, auth } = await api.user('many');
+      const { user, key, auth } = await api.user('many');
+      await keyKnown(app, key);
       const job = await seedJob(api.db.pool, { user_id: user, status: 'running' });
       await appendLog(api.db.pool, job, [{ msg: 'one' }]);
       for (let i = 0; i < 20; i++) {

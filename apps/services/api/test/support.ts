@@ -17,7 +17,7 @@ import type { ContentStore } from '@trawl/content';
 import { buildApp } from '../src/app.ts';
 import type { ApiConfig } from '../src/config.ts';
 import { API_MIGRATION_OWNER, API_MIGRATIONS } from '../src/data/migrations.ts';
-import { createApiKey } from '../src/data/api-keys.ts';
+import { createApiKey, hashApiKey } from '../src/data/api-keys.ts';
 
 export interface TestApi {
   readonly app: FastifyInstance;
@@ -91,6 +91,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     async user(prefix = 'user') {
       const user = `${prefix}-${randomUUID().slice(0, 8)}`;
       const { key } = await createApiKey(db.pool, user);
+      // A new key is usable once its notification has reached the app's index (milliseconds).
+      await keyKnown(app, key);
       return { user, key, auth: { authorization: `Bearer ${key}` } };
     },
     async close() {
@@ -121,6 +123,23 @@ export function countingPool(pool: Pool, match: (sql: string) => boolean = () =>
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Resolves once the app's in-memory key index holds `key`: a key created on Postgres reaches an
+ * app by notification, milliseconds after its commit, and is refused (401) until then.
+ */
+export async function keyKnown(app: FastifyInstance, key: string, timeoutMs = 5_000): Promise<void> {
+  const hash = hashApiKey(key);
+  await eventually(async () => app.keyIndex.knows(hash), timeoutMs, 2);
+}
+
+/**
+ * The same for an API in another process (`base` its URL): resolves once it accepts `key`. The
+ * 401s on the way count against this address's failure budget, which a valid key never waits for.
+ */
+export async function keyAccepted(base: string, key: string, timeoutMs = 10_000): Promise<void> {
+  await eventually(async () => (await fetch(`${base}/quotas`, { headers: { authorization: `Bearer ${key}` } })).status === 200, timeoutMs, 10);
+}
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
 export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 100): Promise<T> {

@@ -14,6 +14,7 @@ import { samples } from '@trawl/schemas';
 import { createKafka, createLogger, EventCodec, EventProducer, repoRoot } from '@trawl/streams';
 import { createTestTopics, deleteSubjects, testId, waitFor } from '@trawl/streams/testing';
 import { migrate, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
+import { sealWebhookSecret, secretBoxFromEnv } from '@trawl/store/secrets';
 import { createTestDatabase } from '@trawl/store/testing';
 import { startWebhookService } from '../src/index.ts';
 import { Receiver } from '../src/testing/receiver.ts';
@@ -42,7 +43,9 @@ try {
   await service.consumer.ready;
   const user = `bench-${randomUUID()}`;
   const secret = `secret-${randomUUID()}`;
-  await db.pool.query('INSERT INTO webhooks (id, user_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [randomUUID(), user, receiver.url('/hook', secret), ['job.completed'], secret]);
+  // Sealed, as the API stores it, under the key the service opens it with.
+  const hookId = randomUUID();
+  await db.pool.query('INSERT INTO webhooks (id, user_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)', [hookId, user, receiver.url('/hook', secret), ['job.completed'], sealWebhookSecret(secretBoxFromEnv(), hookId, secret)]);
   const { event_id: _a, occurred_at: _b, causation_id: _c, ...dispatched } = samples.JobDispatched;
   const { event_id: _d, occurred_at: _e, causation_id: _f, ...completed } = samples.JobCompleted;
   const jobs = Array.from({ length: JOBS }, () => randomUUID());

@@ -10,9 +10,14 @@ export interface WebhookConfig {
   readonly itemsMaxBytes: number;
   /** How often re-deliveries and test deliveries asked through the API are looked for. */
   readonly pollMs: number;
+  /** How long a delivery may be held by its owner's spent delivery budget before it is given up (default 24 h). */
+  readonly holdMaxMs?: number;
 }
 
-export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = { timeoutMs: 10_000, itemsWindowMs: 2_000, itemsMax: 500, itemsMaxBytes: 1_000_000, pollMs: 1_000 };
+/** A day: a burst a day's budget cannot absorb is given up rather than carried in the retry tiers for ever. */
+export const DEFAULT_HOLD_MAX_MS = 86_400_000;
+
+export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = { timeoutMs: 10_000, itemsWindowMs: 2_000, itemsMax: 500, itemsMaxBytes: 1_000_000, pollMs: 1_000, holdMaxMs: DEFAULT_HOLD_MAX_MS };
 
 export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookConfig {
   const int = (name: string, dflt: number): number => {
@@ -28,5 +33,6 @@ export function webhookConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Webh
     itemsMax: int('TRAWL_WEBHOOK_ITEMS_MAX', DEFAULT_WEBHOOK_CONFIG.itemsMax),
     itemsMaxBytes: DEFAULT_WEBHOOK_CONFIG.itemsMaxBytes,
     pollMs: int('TRAWL_WEBHOOK_POLL_MS', DEFAULT_WEBHOOK_CONFIG.pollMs),
+    holdMaxMs: int('TRAWL_WEBHOOK_HOLD_MAX_MS', DEFAULT_HOLD_MAX_MS),
   };
 }

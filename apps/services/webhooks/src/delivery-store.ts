@@ -38,6 +38,10 @@ export interface DeliveryToSend {
   readonly usable: boolean;
   /** The earliest unfinished delivery of an earlier event of the same job to the same webhook: this one waits for it. */
   readonly blocked_by: string | null;
+  /** The webhook's owner, whose delivery budget an attempt takes from (delivery-budget.ts). */
+  readonly user_id: string;
+  /** When the delivery was first written: how long a spent budget has held it. */
+  readonly created_at: Date;
 }
 
 const INSERT_DELIVERIES = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, job_id, source_offset, item_ids, body)
@@ -147,6 +151,7 @@ export class DeliveryStore {
     const { rows } = await this.query<DeliveryToSend>(
       `SELECT d.id, d.webhook_id, d.event_id, d.type, d.job_id, d.source_offset::text AS source_offset, d.status, d.body,
               w.url, w.secret, (w.active AND w.deleted_at IS NULL) AS usable,
+              w.user_id, d.created_at,
               (SELECT b.id FROM webhook_deliveries b
                WHERE d.source_offset IS NOT NULL AND b.webhook_id = d.webhook_id AND b.job_id = d.job_id
                  AND b.source_offset < d.source_offset AND b.status NOT IN ('delivered', 'failed')

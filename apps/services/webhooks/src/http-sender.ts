@@ -5,7 +5,7 @@
  * Redirects are not followed (a 3xx is a failure): a receiver cannot bounce a delivery elsewhere.
  */
 import { Agent, request } from 'undici';
-import { AddressPolicy, pinnedConnector, SafeResolver } from '@trawl/crawl';
+import { AddressPolicy, pinnedConnector, SafeResolver, UnsafeAddressError, unsafeAddressLogFields } from '@trawl/crawl';
 import { signatureHeader } from './signature.ts';
 
 export interface SendResult {
@@ -15,6 +15,11 @@ export interface SendResult {
   readonly error?: string;
   /** The egress rules refuse the URL: no later attempt will do better. */
   readonly refused?: boolean;
+  /**
+   * Why the egress rules refused it (host, resolved address, range): for the operator's log only.
+   * `error` — what the tenant sees in the delivery — says just "refused" and the code.
+   */
+  readonly egress?: { readonly host: string; readonly address: string | null; readonly detail: string };
 }
 
 export interface Delivery {
@@ -60,8 +65,9 @@ export class HttpSender {
     } catch (err) {
       const e = err as Error & { code?: string; cause?: Error & { code?: string } };
       const code = e.code ?? e.cause?.code;
-      const refused = code === 'TRAWL_UNSAFE_ADDRESS';
-      return { ok: false, refused, error: `${code ? `${code}: ` : ''}${e.message}`.slice(0, 500) };
+      const refusal = unsafeAddressLogFields(err);
+      if (refusal) return { ok: false, refused: true, error: UnsafeAddressError.MESSAGE, egress: refusal.egress };
+      return { ok: false, refused: code === 'TRAWL_UNSAFE_ADDRESS', error: `${code ? `${code}: ` : ''}${e.message}`.slice(0, 500) };
     }
   }
 

@@ -128,9 +128,14 @@ export class ItemBatcher {
   }
 }
 
-/** pending before failed before delivered: a pending row keeps its items going through the tiers. */
+/**
+ * pending before held before failed before delivered: a pending row keeps its items going through
+ * the tiers; held rows (their owner's budget spent) park them until the latest of their times.
+ */
 export function worst(outcomes: readonly Outcome[]): Outcome {
   if (outcomes.includes('pending')) return 'pending';
+  const held = outcomes.filter((o) => typeof o === 'object');
+  if (held.length > 0) return { heldUntil: Math.max(...held.map((o) => o.heldUntil)) };
   if (outcomes.includes('failed')) return 'failed';
   return 'delivered';
 }

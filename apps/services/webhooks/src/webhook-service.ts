@@ -17,11 +17,16 @@
  *
  * Re-deliveries and tests asked through the API are rows in state `requested`, polled here and
  * sent once (no tiers: the user asked for one attempt and sees its outcome in the deliveries).
+ *
+ * Each user's event deliveries are bounded by their hourly delivery budget (delivery-budget.ts):
+ * past it, an event whose deliveries are held is parked in a retry tier until the hour frees room
+ * (DeferredError: the same attempt, nothing lost), while other users' events go on.
  */
 import { PageChangeDetector } from '@trawl/changes';
 import {
   consumerGroup,
   createKafka,
+  DeferredError,
   EventProducer,
   RetriableError,
   runEventConsumer,
@@ -34,10 +39,14 @@ import {
   type Logger,
   type RetryTier,
 } from '@trawl/streams';
+import type { AddressPolicy } from '@trawl/crawl';
 import type { EventMap } from '@trawl/schemas';
 import type { Pool, WebhookEventType } from '@trawl/store';
+import { secretBoxFromEnv, type SecretBox } from '@trawl/store/secrets';
 import { emitPageChange } from './change-detector.ts';
-import { DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from './config.ts';
+import { purgeWebhookUsage, webhookQuotasFromEnv, type WebhookQuotaLimits } from '@trawl/store';
+import { DeliveryBudget } from './delivery-budget.ts';
+import { DEFAULT_HOLD_MAX_MS, DEFAULT_WEBHOOK_CONFIG, type WebhookConfig } from './config.ts';
 import { DeliveryRunner, type AttemptPlan, type Outcome } from './delivery-runner.ts';
 import { DeliveryStore, type JobOwner } from './delivery-store.ts';
 import { deliveryBody, isJobEvent, jobWebhookEvent, pageChangedEvent, type JobWebhookEvent } from './event-payload.ts';
@@ -57,6 +66,12 @@ export interface WebhookServiceOptions {
   readonly deadLetterTopic?: string;
   readonly groupId?: string;
   readonly kafka?: Parameters<typeof runEventConsumer>[0]['kafka'];
+  /** What deliveries may reach: main.ts passes the policy it checked at start; default TRAWL_FETCH_ALLOW as is. */
+  readonly egress?: AddressPolicy;
+  /** Opens the sealed webhook secrets; default: the keys of TRAWL_SECRETS_KEY (environment, else stack.env). */
+  readonly secrets?: SecretBox;
+  /** Every user's webhook limits unless `user_quotas` says otherwise; default `TRAWL_QUOTA_WEBHOOK*`. */
+  readonly quotas?: WebhookQuotaLimits;
 }
 
 export interface WebhookService {
@@ -66,13 +81,16 @@ export interface WebhookService {
 
 const OWNER_CACHE_MS = 60_000;
 const MANUAL_STALE_MS = 120_000;
+/** How often `webhook_usage` is cleared of minutes long out of the hour (any instance may). */
+const USAGE_PURGE_MS = 600_000;
 
 export async function startWebhookService(o: WebhookServiceOptions): Promise<WebhookService> {
   const config = o.config ?? DEFAULT_WEBHOOK_CONFIG;
   const tiers = o.retryTiers ?? webhookRetryTiers();
   const store = new DeliveryStore(o.pool);
-  const sender = new HttpSender(config.timeoutMs);
-  const runner = new DeliveryRunner(store, sender, o.logger);
+  const sender = new HttpSender(config.timeoutMs, o.egress);
+  const budget = new DeliveryBudget(o.pool, o.quotas ?? webhookQuotasFromEnv(), o.logger);
+  const runner = new DeliveryRunner(store, sender, o.logger, o.secrets ?? secretBoxFromEnv(process.env, 'the webhooks service'), budget, config.holdMaxMs ?? DEFAULT_HOLD_MAX_MS);
   const detector = new PageChangeDetector(o.pool);
   // Writes PageChanged, and (shared with the consumer) its retry forwards and dead letters.
   const kafka = o.kafka ?? createKafka({ clientId: 'trawl-webhooks', logger: o.logger });
@@ -171,6 +189,7 @@ export async function startWebhookService(o: WebhookServiceOptions): Promise<Web
       throw err;
     }
     if (outcome === 'pending') throw new RetriableError(`${event.name} ${event.value.event_id}: a webhook delivery is not done yet (attempt ${event.attempt})`);
+    if (typeof outcome === 'object') throw new DeferredError(`${event.name} ${event.value.event_id}: held, its owner's webhook delivery budget is spent`, outcome.heldUntil);
   }
 
   async function onDeadLetter(dl: DeadLetter): Promise<void> {
@@ -221,12 +240,19 @@ export async function startWebhookService(o: WebhookServiceOptions): Promise<Web
     });
   }, config.pollMs);
 
+  const purge = setInterval(() => {
+    purgeWebhookUsage(o.pool).catch((err: unknown) => o.logger.warn({ err }, 'could not purge old webhook usage'));
+  }, USAGE_PURGE_MS);
+  purge.unref();
+
   return {
     consumer,
     async stop() {
       clearInterval(poll);
+      clearInterval(purge);
       items.flushAll();
       await Promise.all([consumer.stop(), polling]);
+      await budget.stop();
       await producer.disconnect();
       await sender.close();
     },

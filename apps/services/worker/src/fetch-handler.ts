@@ -30,11 +30,16 @@
  * A host that cannot take the fetch soon (HostBusyError: a Retry-After pause, or spacing past
  * TRAWL_HOST_DEFER_AFTER_MS) defers it (DeferredError): the consumer parks it in a retry tier until
  * its due time, as the same attempt, and its slot goes to the next fetch.
+ *
+ * A fetch runs in its job's turn for one of the worker's fetch slots (fetch-slots.ts): the consumer
+ * hands over more fetches than may run, and the slots go round the jobs waiting, so that one job's
+ * backlog of slow hosts does not run ahead of every other job's fetches.
  */
 import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EventProducer, type Logger } from '@trawl/streams';
-import { HostBusyError, pageEvents, pageFailedEvent, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
+import { HostBusyError, pageEvents, pageFailedEvent, unsafeAddressLogFields, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
 import type { FetchRequested } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
+import type { FetchSlots } from './fetch-slots.ts';
 import type { PageContentStore } from './page-content-store.ts';
 import { pageBudget } from './page-budget.ts';
 import type { SpecCache } from './spec-cache.ts';
@@ -52,6 +57,8 @@ export interface FetchHandlerDeps {
   readonly specs: Pick<SpecCache, 'get'>;
   /** Where the pages of jobs asking for formats go; without it, none is kept. */
   readonly content?: PageContentStore;
+  /** The worker's fetch slots, handed out between jobs in turn; without them a fetch runs as soon as the consumer hands it over. */
+  readonly slots?: Pick<FetchSlots, 'run'>;
   /** Where the fetch outcomes are counted; default the process-wide registry. */
   readonly metrics?: Registry;
 }
@@ -74,15 +81,23 @@ export class FetchHandler {
     if (this.deps.endedJobs.has(event.value.job_id)) return;
     const request = await this.withSpec(event.value);
     const budget = pageBudget(this.deps.pageBudgetMs, event.signal, request.url);
-    let page: Awaited<ReturnType<FetchHandlerDeps['processor']['process']>>;
+    let page: Awaited<ReturnType<FetchHandlerDeps['processor']['process']>> | undefined;
     try {
-      page = await budget.run(this.deps.processor.process(request, { signal: budget.signal }));
+      // In its job's turn for a fetch slot (fetch-slots.ts); a job that ended while it waited is skipped.
+      const fetchPage = async () => (this.deps.endedJobs.has(request.job_id) ? undefined : budget.run(this.deps.processor.process(request, { signal: budget.signal })));
+      const turn = { jobId: request.job_id, partition: `${event.topic}:${event.partition}`, signal: budget.signal };
+      page = await (this.deps.slots ? this.deps.slots.run(turn, fetchPage) : fetchPage());
     } catch (err) {
       // The host cannot take it soon (Retry-After, spacing): parked until due, the consumer slot freed.
       if (err instanceof HostBusyError) throw new DeferredError(err.message, err.dueAt, { cause: err });
+      // The tenant's PageFailed says only "refused" (errors.ts, UnsafeAddressError): which address and
+      // which range refused it is the operator's to know, here.
+      const refusal = unsafeAddressLogFields(err);
+      if (refusal) this.deps.logger.warn({ job_id: request.job_id, fetch_id: request.fetch_id, url: request.url, ...refusal }, 'fetch refused by the egress rules');
       this.outcomes.inc({ outcome: 'error', class: describeError(err).code ?? describeError(err).errorClass, render_mode: 'unknown' });
       throw err;
     }
+    if (!page) return;
     // PageFetched has no field for it: what the parse limits left out is said here, once per page.
     if (page.cut) this.deps.logger.warn({ job_id: request.job_id, url: request.url, cut: page.cut }, 'page cut by the parse limits');
     // What the site's sitemaps gave, and why any document was not read, said once per site root.

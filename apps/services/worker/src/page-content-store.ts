@@ -15,13 +15,19 @@
  *   TRAWL_HTTP_CACHE=off turns the HTTP cache off whatever the jobs ask.
  * - A page served from the cache (ProcessedPage.cache): its body is stored already under its hash;
  *   only the formats asked are derived and stored (HEAD-only when another job stored them).
+ * - Before anything is written, the job's user must be within their storage quota
+ *   (storage-quota.ts). Past it nothing is written, formats or cache body: the page goes on without
+ *   content (a reused page keeps naming the cached body it was parsed from) and its PageFetched says
+ *   why (`content_refused: STORAGE_QUOTA_EXCEEDED`); the crawl goes on.
  *
  * The bucket is checked at start in the background and again on first use, so a worker with
  * TRAWL_HTTP_CACHE=off whose jobs never ask for formats runs without S3.
  */
 import { ContentStore, FORMAT_MEDIA_TYPES, isContentFormat, storePageContent, type ContentFormat } from '@trawl/content';
 import type { FetchWithSpec, ProcessedPage, StoredContent } from '@trawl/crawl';
-import type { Logger } from '@trawl/streams';
+import { counterIn, defaultMetrics, type Logger } from '@trawl/streams';
+import type { Registry } from 'prom-client';
+import { STORAGE_QUOTA_EXCEEDED, type StorageQuota } from './storage-quota.ts';
 
 /** How long the best-effort store of cacheable bodies is skipped after a failure. */
 const COOL_DOWN_MS = 30_000;
@@ -29,6 +35,9 @@ const COOL_DOWN_MS = 30_000;
 export interface PageContentStoreOptions {
   /** Store the bodies of cacheable pages for the HTTP cache when their job asks (TRAWL_HTTP_CACHE, default on). */
   readonly httpCache?: boolean;
+  /** Whether a job's user may store more; absent: always. */
+  readonly quota?: Pick<StorageQuota, 'mayStore'>;
+  readonly metrics?: Registry;
   readonly now?: () => number;
 }
 
@@ -39,6 +48,8 @@ export class PageContentStore {
   private readonly httpCache: boolean;
   private readonly now: () => number;
   private coolUntil = 0;
+  private readonly quota: Pick<StorageQuota, 'mayStore'> | undefined;
+  private readonly refusals;
 
   constructor(
     private readonly contentStore: ContentStore,
@@ -47,6 +58,8 @@ export class PageContentStore {
   ) {
     this.httpCache = options.httpCache ?? true;
     this.now = options.now ?? Date.now;
+    this.quota = options.quota;
+    this.refusals = counterIn(options.metrics ?? defaultMetrics, 'trawl_worker_content_refused_total', 'Pages whose body and formats were not stored, by reason (STORAGE_QUOTA_EXCEEDED: the user is past their storage quota); the pages themselves succeed.', ['reason']);
   }
 
   /** Creates the bucket if missing; a failure is logged here and retried on first use. */
@@ -60,11 +73,13 @@ export class PageContentStore {
     if (!result.isHtml || result.body === null) return undefined;
     if (page.cache && formats.length === 0) return { contentHash: page.cache.contentHash, formats: [] };
     if (formats.length > 0) {
+      if (!(await this.mayStore(request))) return this.refused(page);
       await this.ensureBucket();
       return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl }, formats);
     }
     if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
     if (!request.spec.store_in_cache && !request.cached) return undefined;
+    if (!(await this.mayStore(request))) return this.refused(page);
     try {
       await this.ensureBucket();
       const put = await this.contentStore.write(encoder.encode(result.body), FORMAT_MEDIA_TYPES.html);
@@ -78,6 +93,15 @@ export class PageContentStore {
 
   close(): void {
     this.contentStore.close();
+  }
+
+  private async mayStore(request: FetchWithSpec): Promise<boolean> {
+    return this.quota ? this.quota.mayStore(request.job_id) : true;
+  }
+
+  private refused(page: Pick<ProcessedPage, 'cache'>): StoredContent {
+    this.refusals.inc({ reason: STORAGE_QUOTA_EXCEEDED });
+    return { contentHash: page.cache?.contentHash ?? null, formats: [], refused: STORAGE_QUOTA_EXCEEDED };
   }
 
   private ensureBucket(): Promise<void> {

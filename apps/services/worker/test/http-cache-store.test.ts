@@ -74,7 +74,7 @@ describe('bodies stored for the HTTP cache', () => {
     const store = new PageContentStore(counting, logger);
     const stored = await store.store(request(), page());
     expect(stored).toEqual({ contentHash: contentHash(new TextEncoder().encode(HTML)), formats: [] });
-    expect(await s3.has(stored!.contentHash)).toBe(true);
+    expect(await s3.has(stored!.contentHash!)).toBe(true);
     const before = counting.puts;
     for (const over of [{ renderMode: 'browser' as const }, { truncated: true }, { status: 203, body: null, isHtml: false }, { status: 304 }]) {
       expect(await store.store(request(), page(over)), JSON.stringify(over)).toBeUndefined();
@@ -103,7 +103,7 @@ describe('bodies stored for the HTTP cache', () => {
     const changed = `${HTML}<!-- changed -->`;
     const stored = await store.store(request([], { storeInCache: false, cached: entry }), page({ body: changed }));
     expect(stored).toEqual({ contentHash: contentHash(new TextEncoder().encode(changed)), formats: [] });
-    expect(await s3.has(stored!.contentHash)).toBe(true);
+    expect(await s3.has(stored!.contentHash!)).toBe(true);
     // Formats are the job's request, whatever it keeps for the cache.
     expect((await store.store(request(['text'], { storeInCache: false }), page({ body: `${HTML}<!-- once, text -->` })))?.formats.map((f) => f.format)).toEqual(['text']);
   });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   await world.open();
   // The worker consumes once its group has joined.
   worker = await world.startApp('worker', {
-    env: { TRAWL_FETCH_ALLOW: '127.0.0.0/8', TRAWL_FETCH_RETRY_DELAYS_MS: '200,200,200' },
+    env: { TRAWL_FETCH_ALLOW: new URL(origin).host, TRAWL_FETCH_RETRY_DELAYS_MS: '200,200,200' },
     readyWhen: '"consumer started"',
   });
 }, 120_000);

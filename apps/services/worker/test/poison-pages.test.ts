@@ -80,7 +80,7 @@ async function crawlWithMisbehavingPage(action: 'exit' | 'block' | 'hang', env: 
       script: FIXTURE,
       readyWhen: '"partitions assigned"',
       env: {
-        TRAWL_FETCH_ALLOW: '127.0.0.0/8',
+        TRAWL_FETCH_ALLOW: new URL(origin).host,
         TRAWL_FETCH_RETRY_DELAYS_MS: '200,200,200',
         TRAWL_SESSION_TIMEOUT_MS: '6000',
         TRAWL_MAX_DELIVERIES: String(MAX_DELIVERIES),

@@ -45,7 +45,8 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   await world.open();
   pool = createPool({ connectionString: world.db.url, max: 2 });
-  const env = { TRAWL_FETCH_ALLOW: '127.0.0.0/8' };
+  // The test site's port alone: the worker refuses an allow-list that opens the stack's ports.
+  const env = { TRAWL_FETCH_ALLOW: new URL(origin).host };
   apps = [await world.startApp('frontier', { readyWhen: '"partitions assigned"', env }), await world.startApp('worker', { readyWhen: '"partitions assigned"', env })];
 }, 120_000);
 

@@ -15,6 +15,7 @@ import { buildApp, API_MIGRATIONS, API_MIGRATION_OWNER } from '@trawl/api';
 import { EventProducer, provisionTopics } from '@trawl/streams';
 import { testKafka, testLogger } from '@trawl/streams/testing';
 import { CONFIG_MIGRATIONS, migrate, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
+import { openWebhookSecret, secretBoxFromEnv } from '@trawl/store/secrets';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { setupReadModels } from '@trawl/projector-pg';
 
@@ -47,8 +48,9 @@ beforeAll(async () => {
   await provisionTopics(kafka);
   producer = new EventProducer({ kafka, logger });
   await producer.connect();
-  // No key cache: a revoked key is refused on the next request (the default caches it 30 s).
-  app = await buildApp({ pool: db.pool, producer, config: { keyCacheMs: 0 } });
+  // A key created or revoked by `trawl keys` reaches the API by notification, milliseconds after
+  // the command's commit: well before the next command's process has started.
+  app = await buildApp({ pool: db.pool, producer });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   env = { ...process.env, DATABASE_URL: db.url, TRAWL_API_URL: url, NO_COLOR: '1', TRAWL_HOME: join(import.meta.dirname, '..', '.test-home') };
 });
@@ -133,10 +135,12 @@ describe('trawl schedules, webhooks and keys', { timeout: 480_000 }, () => {
     expect(created.code, created.stderr).toBe(0);
     const id = created.stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    // The secret was made by the CLI and shown once; it is the one the API stored.
+    // The secret was made by the CLI and shown once; it is the one the API stored (sealed).
     const secret = /shown once[^:]*: (\S+)/.exec(created.stderr)?.[1];
     expect(secret).toBeDefined();
-    expect((await db.pool.query('SELECT secret FROM webhooks WHERE id = $1', [id])).rows[0].secret).toBe(secret);
+    const stored = (await db.pool.query('SELECT secret FROM webhooks WHERE id = $1', [id])).rows[0].secret;
+    expect(stored).not.toContain(secret);
+    expect(openWebhookSecret(secretBoxFromEnv(), id, stored)).toBe(secret);
 
     const list = await trawl(['webhooks', 'list'], as);
     expect(list.stdout).toMatch(new RegExp(`${id}\\s+yes\\s+job.completed,job.failed\\s+${url.replace(/[.]/g, '\\.')}`));
@@ -203,6 +207,26 @@ describe('trawl schedules, webhooks and keys', { timeout: 480_000 }, () => {
     expect(logs.code, logs.stderr).toBe(0);
     const lines = logs.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toMatchObject([{ seq: 1, level: 'info', msg: 'crawl requested' }, { end: { status: 'finished', pages_fetched: 3 } }]);
+  });
+
+  it('keys revoke ends a `trawl logs` following a running job with that key: it says why and exits 1', async () => {
+    const user = `revoked-${randomUUID().slice(0, 6)}`;
+    const { id, key } = await newKey(user);
+    const jobId = randomUUID();
+    await db.pool.query(`INSERT INTO jobs (job_id, user_id, status, requested_at, log_seq, pages_fetched, updated_at) VALUES ($1, $2, 'running', now(), 1, 0, now())`, [jobId, user]);
+    await db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id) VALUES ($1, 1, now(), 'info', 'crawl requested', 'CrawlRequested', $2)`, [jobId, randomUUID()]);
+    const following = trawl(['logs', jobId], { TRAWL_API_KEY: key });
+    // The stream is open once the API holds its slot.
+    for (const until = Date.now() + 60_000; app.limits.streams.count(user) === 0; ) {
+      if (Date.now() > until) throw new Error('trawl logs never opened its stream');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await trawl(['keys', 'revoke', id])).code).toBe(0);
+    const ended = await following;
+    expect(ended.code, ended.stderr).toBe(1);
+    expect(ended.stdout).toContain('crawl requested');
+    expect(ended.stderr).toContain('the API key was revoked');
+    expect(ended.stdout).not.toContain('undefined');
   });
 
   it('keys list: ids, users, labels and states, never a key', async () => {

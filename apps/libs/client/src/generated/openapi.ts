@@ -33,6 +33,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
             };
         };
         put?: never;
@@ -194,7 +203,7 @@ export interface paths {
                         dedupe?: boolean;
                         /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`; read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
                         formats?: ("html" | "text" | "markdown")[];
-                        /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 365 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
+                        /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
                         content_retention?: number;
                         /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
                         max_age?: number;
@@ -209,6 +218,18 @@ export interface paths {
                         store_in_cache?: boolean;
                         params?: {
                             [key: string]: string;
+                        };
+                        /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                        user_agent?: string;
+                        /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                        locale?: string;
+                        /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
+                        cookies?: {
+                            [key: string]: string[];
                         };
                     };
                 };
@@ -232,7 +253,7 @@ export interface paths {
                         "application/json": components["schemas"]["CrawlScheduled"];
                     };
                 };
-                /** @description VALIDATION_FAILED, MISSING_PARAM, RETENTION_TOO_LONG, INVALID_JSON, INVALID_CRON, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER */
+                /** @description VALIDATION_FAILED, MISSING_PARAM, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_JSON, INVALID_CRON, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1027,12 +1048,14 @@ export interface paths {
         };
         /**
          * A page's stored content in one format
-         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`.
+         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`. Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.
          */
         get: {
             parameters: {
                 query: {
                     format: "html" | "text" | "markdown";
+                    /** @description answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment` */
+                    inline?: boolean;
                 };
                 header?: never;
                 path: {
@@ -1044,7 +1067,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description the content, as text/html, text/plain or text/markdown */
+                /** @description the content, as text/html, text/plain or text/markdown, sandboxed (see above) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1332,7 +1355,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description entries listed per kind at most (the counts are whole); `truncated` says when a list was cut */
+                    /** @description entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut */
                     limit?: number;
                 };
                 header?: never;
@@ -1435,7 +1458,7 @@ export interface paths {
         };
         /**
          * A job's log as Server-Sent Events: history, live lines, then `event: end`
-         * @description Each line is `id: <seq>` / `event: log` / `data: {seq, ts, level, msg, event, event_id, data}`; the stream ends with `event: end` / `data: {status, ...counters}`. Reconnect with `Last-Event-ID` to resume without gaps or repeats.
+         * @description Each line is `id: <seq>` / `event: log` / `data: {seq, ts, level, msg, event, event_id, data}`; the stream ends with `event: end` / `data: {status, ...counters}`. Reconnect with `Last-Event-ID` to resume without gaps or repeats. When the API key is revoked the stream ends early with `event: end` / `data: {job_id, reason: "key_revoked"}`.
          */
         get: {
             parameters: {
@@ -1937,7 +1960,7 @@ export interface paths {
                             };
                             /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`; read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
                             formats?: ("html" | "text" | "markdown")[];
-                            /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 365 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
+                            /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
                             content_retention?: number;
                             /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
                             max_age?: number;
@@ -1950,6 +1973,18 @@ export interface paths {
                              * @enum {string}
                              */
                             sitemap?: "include" | "only" | "skip";
+                            /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                            user_agent?: string;
+                            /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                            locale?: string;
+                            /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
+                            cookies?: {
+                                [key: string]: string[];
+                            };
                         };
                     };
                 };
@@ -1964,7 +1999,7 @@ export interface paths {
                         "application/json": components["schemas"]["Schedule"];
                     };
                 };
-                /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER, MISSING_PARAM, UNSUPPORTED_PATTERN, RETENTION_TOO_LONG */
+                /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER, MISSING_PARAM, UNSUPPORTED_PATTERN, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2442,7 +2477,7 @@ export interface paths {
         };
         /**
          * The caller's quotas and their use
-         * @description `active_jobs`: jobs started and not over. `pages_today`: pages of the jobs started in the last 24 hours — a running job's whole `max_pages`, an ended job's real count. `schedules`: active and paused schedules.
+         * @description `active_jobs`: jobs started and not over. `pages_today`: pages of the jobs started in the last 24 hours — a running job's whole `max_pages`, an ended job's real count. `schedules`: active and paused schedules. `storage_bytes`: the page content your jobs keep (each page's body and formats, uncompressed; a body reused from the HTTP cache counts once, for the job that fetched it); content deleted, by retention or on request, no longer counts.
          */
         get: {
             parameters: {
@@ -2465,11 +2500,30 @@ export interface paths {
                                 pages_per_day: number;
                                 schedules: number;
                                 min_interval_seconds: number;
+                                /** @description page content (bodies and formats, uncompressed) your jobs may keep; past it new pages are crawled without content (`STORAGE_QUOTA_EXCEEDED` in the job log) */
+                                storage_bytes: number;
+                                /** @description the longest any job's content is kept after it ends (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`) */
+                                content_retention_max_seconds: number;
+                                /** @description how long content is kept when a crawl names no `content_retention` */
+                                content_retention_default_seconds: number;
+                                /** @description webhooks you may have (active or not); past it `POST /webhooks` is 429 `QUOTA_EXCEEDED` */
+                                webhooks: number;
+                                /** @description `POST /webhooks/:id/test` and `…/redeliver` calls in any hour; past it 429 `QUOTA_EXCEEDED` with `retry-after` */
+                                webhook_tests_per_hour: number;
+                                /** @description delivery attempts of your events' webhooks in any hour, retries included; past it deliveries wait (`last_error: held: …`) and go out as the hour frees room */
+                                webhook_deliveries_per_hour: number;
                             };
                             usage: {
                                 active_jobs: number;
                                 pages_today: number;
                                 schedules: number;
+                                storage_bytes: number;
+                                /** @description your webhooks not deleted */
+                                webhooks: number;
+                                /** @description test and re-delivery calls in the last hour (counted by the minute) */
+                                webhook_tests_last_hour: number;
+                                /** @description delivery attempts in the last hour, with what a webhooks instance has reserved to send within seconds */
+                                webhook_deliveries_last_hour: number;
                             };
                         };
                     };
@@ -2663,6 +2717,30 @@ export interface paths {
                         host_concurrency?: number;
                         /** @default 0 */
                         host_delay_ms?: number;
+                        /**
+                         * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+                         * @default {}
+                         */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
+                         * @default null
+                         */
+                        user_agent?: string | null;
+                        /**
+                         * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
+                         * @default null
+                         */
+                        locale?: string | null;
+                        /**
+                         * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
+                         * @default {}
+                         */
+                        cookies?: {
+                            [key: string]: string[];
+                        };
                     };
                 };
             };
@@ -2676,7 +2754,7 @@ export interface paths {
                         "application/json": components["schemas"]["Website"];
                     };
                 };
-                /** @description VALIDATION_FAILED */
+                /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2891,6 +2969,30 @@ export interface paths {
                         host_concurrency?: number;
                         /** @default 0 */
                         host_delay_ms?: number;
+                        /**
+                         * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+                         * @default {}
+                         */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
+                         * @default null
+                         */
+                        user_agent?: string | null;
+                        /**
+                         * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
+                         * @default null
+                         */
+                        locale?: string | null;
+                        /**
+                         * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
+                         * @default {}
+                         */
+                        cookies?: {
+                            [key: string]: string[];
+                        };
                     };
                 };
             };
@@ -2913,7 +3015,7 @@ export interface paths {
                         "application/json": components["schemas"]["Website"];
                     };
                 };
-                /** @description VALIDATION_FAILED */
+                /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3651,7 +3753,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description RATE_LIMITED */
+                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4103,7 +4205,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description RATE_LIMITED */
+                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4195,7 +4297,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description RATE_LIMITED */
+                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4602,7 +4704,7 @@ export interface components {
         ErrorResponse: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
+                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "UNSUPPORTED_SELECTOR" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "HEADER_NOT_ALLOWED" | "INVALID_HEADER" | "REQUEST_OPTIONS_TOO_LARGE" | "INVALID_LOCALE" | "INVALID_COOKIE" | "COOKIE_DOMAIN_NOT_CRAWLED" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
                 message: string;
                 /** @description the request field at fault, dotted (`start_urls.0`) */
                 field?: string;
@@ -4769,6 +4871,18 @@ export interface components {
                  * @enum {string}
                  */
                 sitemap?: "include" | "only" | "skip";
+                /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                user_agent?: string;
+                /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                locale?: string;
+                /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
+                cookies?: {
+                    [key: string]: string[];
+                };
             } | null;
             cron: string | null;
             interval_ms: number | null;
@@ -4853,6 +4967,30 @@ export interface components {
             host_concurrency: number;
             /** @default 0 */
             host_delay_ms: number;
+            /**
+             * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+             * @default {}
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /**
+             * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
+             * @default null
+             */
+            user_agent: string | null;
+            /**
+             * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
+             * @default null
+             */
+            locale: string | null;
+            /**
+             * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
+             * @default {}
+             */
+            cookies: {
+                [key: string]: string[];
+            };
             /** @description provided by the platform, read-only */
             shared: boolean;
         };
@@ -4975,7 +5113,7 @@ export interface components {
                 /** @description by page, then position */
                 removed: components["schemas"]["ItemChange"][];
             };
-            /** @description a list holds `limit` entries and more were left out */
+            /** @description a list was cut (at `limit` entries or about 4 MiB) and holds fewer entries than its count: each list is the first of its kind in its order */
             truncated: boolean;
         };
         DeadLetter: {

@@ -1,10 +1,11 @@
-import puppeteer, { TimeoutError, type HTTPRequest, type LaunchOptions, type Page, type PuppeteerLifeCycleEvent } from 'puppeteer-core';
+import puppeteer, { TimeoutError, type CDPSession, type HTTPRequest, type LaunchOptions, type Page, type PuppeteerLifeCycleEvent } from 'puppeteer-core';
 import { existsSync } from 'node:fs';
 import { Cluster } from 'puppeteer-cluster';
 import { BodyTooLargeError, BrowserError, CrawlError, DnsNotFoundError, FetchAbortedError, FetcherClosedError, FetchTimeoutError, NetworkError, UnsafeAddressError } from '../errors.ts';
 import { AddressPolicy } from '../safety/address-policy.ts';
 import { startEgressProxy, type EgressProxy } from '../safety/egress-proxy.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
+import type { RequestProfile } from '../request/request-profile.ts';
 import { asUserPrefix, browserEnv, containBrowser, createProfileDir, removeProfileDir, type BrowserContainment, type BrowserSandboxStatus } from './browser-containment.ts';
 import { isHtmlType, parseContentType } from './content-type.ts';
 import type { FetchResult } from './fetch-result.ts';
@@ -58,16 +59,25 @@ export interface BrowserFetchOptions {
   /** Wait for this selector after navigation (items inserted by script). */
   readonly waitForSelector?: string;
   readonly signal?: AbortSignal;
+  /** The job's request options: user agent and locale (navigator's too), headers on every request, cookies in a context of the render's own. */
+  readonly request?: RequestProfile | null;
 }
 
 interface Job {
   readonly url: string;
   readonly waitForSelector: string | undefined;
+  readonly request: RequestProfile | null;
 }
 
 /** Per-tab state of the job the tab is running, read by the request interceptor. */
 interface TabContext {
   refused: UnsafeAddressError | null;
+  /** The running job's request options and the URL its render started at (Authorization stays on that origin). */
+  request: RequestProfile | null;
+  startUrl: string;
+  /** The tab's own DevTools session, for the user agent and locale overrides, and what they are now. */
+  readonly cdp: CDPSession;
+  emulated: string;
 }
 
 const ASSETS = new Set(['image', 'media', 'font']);
@@ -122,9 +132,10 @@ export class BrowserFetcher {
     const blockAssets = options.blockAssets ?? true;
 
     const setupTab = async (page: Page) => {
-      const ctx: TabContext = { refused: null };
+      const cdp = await page.createCDPSession();
+      const ctx: TabContext = { refused: null, request: null, startUrl: '', cdp, emulated: '' };
       contexts.set(page, ctx);
-      await page.setUserAgent(userAgent);
+      await emulate(ctx, userAgent, null);
       page.setDefaultNavigationTimeout(navigationTimeoutMs);
       page.setDefaultTimeout(navigationTimeoutMs);
       await page.setRequestInterception(true);
@@ -183,7 +194,8 @@ export class BrowserFetcher {
       profileDir,
       options.concurrency ?? 2,
     );
-    await cluster.task(({ page, data }) => fetcher.render(page, data, contexts.get(page)!));
+    const tabs: Tabs = { setup: setupTab, contextOf: (page) => contexts.get(page)!, userAgent };
+    await cluster.task(({ page, data }) => fetcher.renderWithOptions(page, data, tabs));
     return fetcher;
   }
 
@@ -201,7 +213,7 @@ export class BrowserFetcher {
     if (this.closed) throw new FetcherClosedError('BrowserFetcher is closed');
     if (options.signal?.aborted) throw new FetchAbortedError(`render of ${url} aborted`);
     await this.resolver.checkUrl(url);
-    const job = this.cluster.execute({ url, waitForSelector: options.waitForSelector });
+    const job = this.cluster.execute({ url, waitForSelector: options.waitForSelector, request: options.request ?? null });
     if (!options.signal) return job.catch((err: unknown) => Promise.reject(mapBrowserError(err, url)));
     // Chromium cannot be interrupted mid-render from here; the caller stops waiting, the tab finishes on its own.
     // The listener goes with the render: the signal may outlive it (WorkBudget.run says why that matters).
@@ -231,8 +243,34 @@ export class BrowserFetcher {
     }
   }
 
-  private async render(page: Page, job: Job, ctx: TabContext): Promise<FetchResult> {
+  /**
+   * The job's request options on the tab, then the render. User agent and locale are the tab's
+   * emulation (so that navigator.userAgent and navigator.language agree with the headers), set
+   * again only when they change; headers are added by the request interceptor. Cookies need a
+   * context of their own: the tabs share one browser context, and cookies set in it would go to
+   * every other job's pages of that site. A render with cookies gets a fresh incognito context and
+   * tab, closed with whatever the site set, so nothing is carried to another job (sessions that
+   * keep cookies across pages are another step).
+   */
+  async renderWithOptions(page: Page, job: Job, tabs: Tabs): Promise<FetchResult> {
+    const cookies = job.request?.browserCookies() ?? [];
+    if (cookies.length === 0) return this.render(page, job, tabs.contextOf(page), tabs.userAgent);
+    const context = await page.browser().createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+    try {
+      await context.setCookie(...cookies);
+      const own = await context.newPage();
+      await tabs.setup(own);
+      return await this.render(own, job, tabs.contextOf(own), tabs.userAgent);
+    } finally {
+      await context.close().catch(() => undefined);
+    }
+  }
+
+  private async render(page: Page, job: Job, ctx: TabContext, defaultUserAgent: string): Promise<FetchResult> {
     ctx.refused = null;
+    ctx.request = job.request;
+    ctx.startUrl = job.url;
+    await emulate(ctx, job.request?.userAgent ?? defaultUserAgent, job.request?.locale ?? null);
     const started = performance.now();
     let response;
     try {
@@ -280,6 +318,37 @@ export class BrowserFetcher {
   }
 }
 
+/** How a render's tabs are made and found, for renders that need a context of their own. */
+interface Tabs {
+  readonly setup: (page: Page) => Promise<void>;
+  readonly contextOf: (page: Page) => TabContext;
+  readonly userAgent: string;
+}
+
+/**
+ * User agent and locale as the tab's emulation: Accept-Language and navigator.language(s) from
+ * one setting (`fr-CH,fr`; Chromium adds the q-values), Intl's locale from another.
+ */
+async function emulate(ctx: TabContext, userAgent: string, locale: string | null): Promise<void> {
+  const wanted = `${userAgent}\n${locale ?? ''}`;
+  if (ctx.emulated === wanted) return;
+  const language = locale?.split('-')[0];
+  const acceptLanguage = locale ? (language && language !== locale ? `${locale},${language}` : locale) : undefined;
+  await ctx.cdp.send('Emulation.setUserAgentOverride', { userAgent, ...(acceptLanguage ? { acceptLanguage } : {}) });
+  await ctx.cdp.send('Emulation.setLocaleOverride', locale ? { locale } : {});
+  ctx.emulated = wanted;
+}
+
+/** Headers the tab's emulation and cookie jar send; the interceptor adds the others. */
+const EMULATED = new Set(['user-agent', 'accept-language', 'cookie']);
+
+/** The job's custom headers for one request (navigation, redirect hop or sub-resource), by its URL. */
+function extraHeaders(req: HTTPRequest, ctx: TabContext, url: string): Record<string, string> | null {
+  if (!ctx.request) return null;
+  const extra = Object.entries(ctx.request.headersFor(url, ctx.startUrl)).filter(([name]) => !EMULATED.has(name));
+  return extra.length === 0 ? null : { ...req.headers(), ...Object.fromEntries(extra) };
+}
+
 /** Request interception: refuse what the policy forbids (recording it when it is the page itself), skip assets, let the rest through. */
 async function screen(req: HTTPRequest, ctx: TabContext, resolver: SafeResolver, blockAssets: boolean): Promise<void> {
   if (req.isInterceptResolutionHandled()) return;
@@ -293,11 +362,12 @@ async function screen(req: HTTPRequest, ctx: TabContext, resolver: SafeResolver,
       await resolver.checkUrl(url);
     } catch (err) {
       if (req.isNavigationRequest() && req.frame() === req.frame()?.page().mainFrame()) {
-        ctx.refused = err instanceof UnsafeAddressError ? err : new UnsafeAddressError(`refused ${url}`, new URL(url).hostname, null, { cause: err });
+        ctx.refused = err instanceof UnsafeAddressError ? err : new UnsafeAddressError(`refused ${url}: ${err instanceof Error ? err.message : String(err)}`, new URL(url).hostname, null, { cause: err });
       }
       return await req.abort('blockedbyclient');
     }
-    await req.continue();
+    const headers = extraHeaders(req, ctx, url);
+    await (headers ? req.continue({ headers }) : req.continue());
   } catch {
     // The page or request went away meanwhile (tab closed, navigation replaced): nothing to answer.
   }

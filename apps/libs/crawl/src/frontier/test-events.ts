@@ -55,6 +55,7 @@ export function fetched(url: string, depth: number, links: string[] = [], extra:
     from_cache: null,
     sitemap_urls: [],
     sitemap_urls_dropped: 0,
+    content_refused: null,
     ...extra,
   };
   return { type: 'PageFetched', data };

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FetchAbortedError, HostBusyError } from '../errors.ts';
-import { HostLimiter } from './host-limiter.ts';
+import { HostLimiter, type HostLimiterOptions, type Release } from './host-limiter.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -127,36 +127,6 @@ describe('HostLimiter', () => {
     busy();
   });
 
-  it('applies the most conservative policy of the jobs on a host: the lowest concurrency and the longest delay', async () => {
-    const limiter = new HostLimiter();
-    const greedy = { jobId: 'a', policy: { maxConcurrency: 64, minDelayMs: 0 } };
-    const polite = { jobId: 'b', policy: { maxConcurrency: 1, minDelayMs: 40 } };
-    const first = await limiter.acquire('a.com', polite);
-    const second = limiter.acquire('a.com', greedy); // the greedy job's policy lifts nothing
-    expect(limiter.stats('a.com')).toMatchObject({ active: 1, waiting: 1, policy: { maxConcurrency: 1, minDelayMs: 40 }, jobs: 2 });
-    const t0 = Date.now();
-    first();
-    (await second)();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(30);
-  });
-
-  it('caps what a job can ask for: concurrency at hostMaxConcurrency, delay at maxDelayMs', async () => {
-    const limiter = new HostLimiter({ hostMaxConcurrency: 4, maxDelayMs: 500 });
-    (await limiter.acquire('a.com', { jobId: 'a', policy: { maxConcurrency: 64, minDelayMs: 3_600_000 } }))();
-    expect(limiter.stats('a.com')!.policy).toEqual({ maxConcurrency: 4, minDelayMs: 500 });
-  });
-
-  it('forgets a job that has not been seen for policyTtlMs, and keeps at most maxJobsPerHost', async () => {
-    let now = 1_000;
-    const limiter = new HostLimiter({ policyTtlMs: 60_000, maxJobsPerHost: 3, now: () => now });
-    (await limiter.acquire('a.com', { jobId: 'slow', policy: { maxConcurrency: 1, minDelayMs: 10 } }))();
-    now += 61_000;
-    (await limiter.acquire('a.com', { jobId: 'fast', policy: { maxConcurrency: 8, minDelayMs: 0 } }))();
-    expect(limiter.stats('a.com')).toMatchObject({ policy: { maxConcurrency: 8, minDelayMs: 0 }, jobs: 1 });
-    for (let i = 0; i < 10; i++) (await limiter.acquire('a.com', { jobId: `j${i}`, policy: { maxConcurrency: 8 } }))();
-    expect(limiter.stats('a.com')!.jobs).toBe(3);
-  });
-
   it('refuses a fetch that would wait past deferAfterMs with its due time, and promises deferred fetches later and later slots', async () => {
     let now = 10_000;
     const limiter = new HostLimiter({ deferAfterMs: 1_000, now: () => now });
@@ -186,5 +156,159 @@ describe('HostLimiter', () => {
     expect((refused as HostBusyError).dueAt - Date.now()).toBeGreaterThan(590_000);
     expect(limiter.stats('a.com')!.waiting).toBe(0);
     first();
+  });
+});
+
+/**
+ * Per-job politeness on a shared host, given → when → then on a fake clock (timers and Date.now
+ * together): what a job asks for binds its own fetches; robots.txt, a 429 and the operator's cap
+ * bind everyone's.
+ */
+describe("HostLimiter: a job's policy is its own, the host's rules are everyone's", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const limiterWith = (options: HostLimiterOptions = {}) => new HostLimiter({ ...options, now: () => Date.now() });
+  const strict = { jobId: 'strict', policy: { maxConcurrency: 1, minDelayMs: 60_000 } };
+  const other = { jobId: 'other', policy: { maxConcurrency: 4, minDelayMs: 0 } };
+
+  /** What a pending acquire has come to so far: its release, its error, or nothing yet. */
+  function track(acquire: Promise<Release>) {
+    const t: { release?: Release; error?: unknown } = {};
+    acquire.then((r) => (t.release = r), (err: unknown) => (t.error = err));
+    return t;
+  }
+  const settle = () => vi.advanceTimersByTimeAsync(0);
+
+  it('another job on the host is not slowed by a job asking for one request a minute', async () => {
+    // given: the strict job (1 in flight, 60 s apart) has just fetched from the host
+    const limiter = limiterWith({ hostMaxConcurrency: 16 });
+    (await limiter.acquire('popular.com', strict))();
+    // when: another job asks for 4 fetches there
+    const fetches = [1, 2, 3, 4].map(() => track(limiter.acquire('popular.com', other)));
+    await settle();
+    // then: all four start at once, under their own policy
+    expect(fetches.every((f) => f.release)).toBe(true);
+    expect(limiter.stats('popular.com')).toMatchObject({ active: 4, waiting: 0, jobs: 2 });
+    expect(limiter.jobStats('popular.com', 'other')).toMatchObject({ active: 4, policy: { maxConcurrency: 4, minDelayMs: 0 } });
+  });
+
+  it('the strict job is slowed: its own fetches start 60 s apart, one at a time', async () => {
+    // given: the strict job's first fetch ran
+    const limiter = limiterWith();
+    (await limiter.acquire('popular.com', strict))();
+    // when: it asks for its second
+    const second = track(limiter.acquire('popular.com', strict));
+    await vi.advanceTimersByTimeAsync(59_999);
+    // then: not before 60 s, while the other job's fetch meanwhile starts at once
+    expect(second.release).toBeUndefined();
+    const meanwhile = track(limiter.acquire('popular.com', other));
+    await settle();
+    expect(meanwhile.release).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(second.release).toBeDefined();
+  });
+
+  it("defers the strict job's fetch to its own due time, and leaves the other job's due times alone", async () => {
+    // given: a worker that defers waits past 1 s; the strict job fetched at t0
+    const limiter = limiterWith({ deferAfterMs: 1_000 });
+    const t0 = Date.now();
+    (await limiter.acquire('popular.com', strict))();
+    // when: each job asks again
+    const refused = await limiter.acquire('popular.com', strict).catch((err: unknown) => err);
+    const otherFetch = await limiter.acquire('popular.com', other);
+    // then: the strict one is due at t0 + 60 s; the other runs now
+    expect(refused).toBeInstanceOf(HostBusyError);
+    expect((refused as HostBusyError).dueAt).toBe(t0 + 60_000);
+    expect((refused as HostBusyError).message).toContain('this job spaces its requests');
+    otherFetch();
+  });
+
+  it('a job waiting on its own concurrency does not hold up another job queued behind it', async () => {
+    // given: the strict job has one fetch in flight and one waiting for its slot (no delay now)
+    const limiter = limiterWith();
+    const oneAtATime = { jobId: 'one', policy: { maxConcurrency: 1, minDelayMs: 0 } };
+    const running = await limiter.acquire('a.com', oneAtATime);
+    const queued = track(limiter.acquire('a.com', oneAtATime));
+    // when: another job's fetch arrives after it
+    const later = track(limiter.acquire('a.com', other));
+    await settle();
+    // then: it starts; the waiting one starts when its own job's slot frees
+    expect(later.release).toBeDefined();
+    expect(queued.release).toBeUndefined();
+    running();
+    await settle();
+    expect(queued.release).toBeDefined();
+  });
+
+  it("robots.txt Crawl-delay spaces every job's starts on the host", async () => {
+    // given: the host's robots.txt asks 2 s between requests, and job A just fetched
+    const limiter = limiterWith();
+    (await limiter.acquire('a.com', { ...other, jobId: 'A', crawlDelayMs: 2_000 }))();
+    // when: job B, which asks for no delay, fetches there
+    const b = track(limiter.acquire('a.com', { ...other, jobId: 'B', crawlDelayMs: 2_000 }));
+    await vi.advanceTimersByTimeAsync(1_999);
+    // then: it waits out the Crawl-delay
+    expect(b.release).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(b.release).toBeDefined();
+  });
+
+  it("a 429 pauses the host for every job", async () => {
+    // given: job A got a 429 with Retry-After 30 s
+    const limiter = limiterWith({ deferAfterMs: 1_000 });
+    const t0 = Date.now();
+    limiter.backoff('a.com', 30_000);
+    // when: job B asks
+    const refused = await limiter.acquire('a.com', { ...other, jobId: 'B' }).catch((err: unknown) => err);
+    // then: B waits out the pause as well
+    expect((refused as HostBusyError).dueAt).toBe(t0 + 30_000);
+  });
+
+  it("the operator's cap bounds all jobs together, and a freed slot goes to the job with the fewest in flight", async () => {
+    // given: a cap of 2 per host, both held by a greedy job that has 3 more waiting
+    const limiter = limiterWith({ hostMaxConcurrency: 2 });
+    const greedy = { jobId: 'greedy', policy: { maxConcurrency: 64, minDelayMs: 0 } };
+    const held = [await limiter.acquire('a.com', greedy), await limiter.acquire('a.com', greedy)];
+    const greedyWaiting = [1, 2, 3].map(() => track(limiter.acquire('a.com', greedy)));
+    // when: another job's fetch arrives, and one slot frees
+    const small = track(limiter.acquire('a.com', { jobId: 'small' }));
+    await settle();
+    expect(small.release).toBeUndefined(); // the cap holds for it too
+    held[0]!();
+    await settle();
+    // then: the small job gets it, ahead of the greedy job's backlog
+    expect(small.release).toBeDefined();
+    expect(greedyWaiting.filter((w) => w.release)).toHaveLength(0);
+    expect(limiter.stats('a.com')).toMatchObject({ active: 2, waiting: 3 });
+    expect(limiter.jobStats('a.com', 'greedy')!.policy.maxConcurrency).toBe(2); // bounded by the cap
+  });
+
+  it('bounds what a job can ask for: concurrency at hostMaxConcurrency, delay at maxDelayMs', async () => {
+    const limiter = limiterWith({ hostMaxConcurrency: 4, maxDelayMs: 500 });
+    (await limiter.acquire('a.com', { jobId: 'a', policy: { maxConcurrency: 64, minDelayMs: 3_600_000 } }))();
+    expect(limiter.jobStats('a.com', 'a')!.policy).toEqual({ maxConcurrency: 4, minDelayMs: 500 });
+  });
+
+  it("forgets a job's state once nothing of it is in flight, waiting or promised and its spacing has passed", async () => {
+    // given: a job with a 10 s delay fetched once, and ten jobs with a 1 s delay after it
+    const limiter = limiterWith();
+    (await limiter.acquire('a.com', { jobId: 'slow', policy: { maxConcurrency: 1, minDelayMs: 10_000 } }))();
+    for (let i = 0; i < 10; i++) (await limiter.acquire('a.com', { jobId: `j${i}`, policy: { maxConcurrency: 8, minDelayMs: 1_000 } }))();
+    expect(limiter.stats('a.com')!.jobs).toBe(11);
+    // when: a fetch comes after 1 s, and another after 10 s
+    vi.setSystemTime(Date.now() + 1_000);
+    (await limiter.acquire('a.com', { jobId: 'fast' }))();
+    // then: the slow job's spacing still counts (it holds the sweep: nothing is dropped before it)…
+    expect(limiter.jobStats('a.com', 'slow')).not.toBeNull();
+    vi.setSystemTime(Date.now() + 9_000);
+    (await limiter.acquire('a.com', { jobId: 'fast' }))();
+    // …and once it is over, every state that no longer matters is gone
+    expect(limiter.jobStats('a.com', 'slow')).toBeNull();
+    expect(limiter.stats('a.com')!.jobs).toBe(1);
   });
 });

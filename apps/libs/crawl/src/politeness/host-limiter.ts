@@ -9,14 +9,10 @@ export interface HostPolicy {
 }
 
 export interface HostLimiterOptions extends Partial<HostPolicy> {
-  /** The platform's cap on requests in flight to one host, whatever a job asks for (TRAWL_HOST_MAX_CONCURRENCY). */
+  /** The operator's cap on requests in flight to one host, all jobs together (TRAWL_HOST_MAX_CONCURRENCY); also the most a job may ask for. */
   readonly hostMaxConcurrency?: number;
-  /** The longest start spacing a job or a robots.txt Crawl-delay can impose on a host (TRAWL_HOST_MAX_DELAY_MS). */
+  /** The longest start spacing a job's policy or a robots.txt Crawl-delay can impose (TRAWL_HOST_MAX_DELAY_MS). */
   readonly maxDelayMs?: number;
-  /** A job's policy stops counting on a host once no fetch of it was seen there for this long (TRAWL_HOST_POLICY_TTL_MS). */
-  readonly policyTtlMs?: number;
-  /** Job policies kept per host; past it the least recently seen is dropped. */
-  readonly maxJobsPerHost?: number;
   /**
    * A fetch whose start is further away than this is refused with HostBusyError (its due time) instead
    * of waiting (TRAWL_HOST_DEFER_AFTER_MS). Default: every fetch waits, however long.
@@ -33,11 +29,11 @@ export interface HostLimiterOptions extends Partial<HostPolicy> {
 
 export interface AcquireOptions {
   readonly signal?: AbortSignal;
-  /** The job the fetch belongs to: its policy counts on this host until it has not been seen for a while. */
+  /** The job the fetch belongs to: its policy constrains its own fetches on this host, no one else's. */
   readonly jobId?: string;
-  /** The job's policy for this host (per-website settings). */
+  /** The job's policy for this host (per-website settings); the limiter's defaults when absent. */
   readonly policy?: Partial<HostPolicy>;
-  /** robots.txt Crawl-delay: raises the host's delay, never lowers it. */
+  /** robots.txt Crawl-delay: spaces every job's requests to the host, raised, never lowered. */
   readonly crawlDelayMs?: number | null;
 }
 
@@ -45,48 +41,68 @@ export interface AcquireOptions {
 export type Release = () => void;
 
 interface Waiter {
+  /** Arrival order over the whole limiter: among jobs equally served, the longest waiting goes first. */
+  readonly seq: number;
   resolve: (release: Release) => void;
   reject: (err: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | null;
 }
 
-interface JobPolicy {
-  readonly policy: Partial<HostPolicy>;
-  seenAt: number;
+/** One job's fetches on one host: its own policy, its own slots and spacing, its own deferrals. */
+interface JobOnHost {
+  policy: HostPolicy;
+  active: number;
+  queue: Waiter[];
+  /** Earliest start of this job's next request (its last start + its delay). */
+  nextStartAt: number;
+  /** The latest start promised to a deferred fetch of this job, so that they come back spread out. */
+  promisedUntil: number;
 }
 
 interface HostState {
+  /** Requests in flight to the host, all jobs together. */
   active: number;
-  queue: Waiter[];
-  /** The policies of the jobs fetching from this host, by job id (insertion order: least recently seen first). */
-  jobs: Map<string, JobPolicy>;
-  policy: HostPolicy;
+  /** Waiters of all jobs together. */
+  waiting: number;
+  /** By job id, least recently seen first. */
+  jobs: Map<string, JobOnHost>;
   crawlDelayMs: number;
-  /** Earliest start of the next request (last start + delay). */
+  /** Earliest start of the host's next request, whoever's (last start + Crawl-delay). */
   nextStartAt: number;
   /** Retry-After / backoff: nothing starts before this. */
   blockedUntil: number;
-  /** The latest start time promised to a deferred fetch, so that deferred fetches come back spread out. */
-  promisedUntil: number;
   strikes: number;
   timer: NodeJS.Timeout | null;
+  timerAt: number;
 }
 
 /**
- * Per-host politeness shared by every job on the host: at most N requests in flight, starts spaced by a
- * delay, and a pause when the host answers 429/503 (Retry-After when given, else a doubling backoff).
+ * Per-host politeness, split by whom each rule concerns.
  *
- * N and the delay are the most conservative of the jobs active on the host — the lowest concurrency
- * and the longest delay any of them asked for (and robots.txt Crawl-delay) — with N capped by
- * `hostMaxConcurrency` and the delay by `maxDelayMs`, so no job can lift another's politeness, and
- * none can throttle a host for everyone past the platform's ceiling. A job's policy expires once
- * none of its fetches was seen for `policyTtlMs`.
+ * What concerns everyone is kept per host and applies to every job's fetches there: robots.txt
+ * Crawl-delay (the site's wish about this crawler, whoever runs the crawl) spaces all starts; a
+ * 429/503 pauses the host for all (Retry-After when given, else a doubling backoff: the server's
+ * answer is about the load of all of us); and the operator's cap, `hostMaxConcurrency`, bounds the
+ * requests in flight to the host, all jobs together.
  *
- * A fetch that would wait longer than `deferAfterMs` (a Retry-After pause, spacing) does not wait: it is
- * refused with HostBusyError carrying the time it may start, each refused one promised a later slot
- * than the last, and the caller parks it elsewhere. Waiters are served first come first served;
- * waiting is one timer per host, never polling. Idle hosts are forgotten once `maxHosts` is reached.
+ * What a job asks for is its own: its `host_concurrency` and `host_delay_ms` (hostPolicyOf) limit
+ * its own fetches on the host — slots and spacing per (host, job) — within those bounds (its
+ * concurrency at most `hostMaxConcurrency`, its delay at most `maxDelayMs`). A job asking for one
+ * request a minute crawls slowly itself; another job on the same host is not slowed by it, and one
+ * asking for 64 in flight lifts no one's limits but its own, under the operator's cap. (Before,
+ * the host ran on the strictest policy of its jobs, so any tenant could throttle a popular host for
+ * everyone.)
+ *
+ * At the host's cap, a freed slot goes to the waiting job with the fewest requests in flight there,
+ * then to the longest waiting: a job with many fetches queued on a host cannot keep another job's
+ * one fetch behind all of them.
+ *
+ * A fetch that would wait longer than `deferAfterMs` (a pause, its job's spacing, the Crawl-delay)
+ * does not wait: it is refused with HostBusyError carrying the time it may start, each refused fetch
+ * of a job promised a later slot than the last, and the caller parks it elsewhere. Waiting is one
+ * timer per host, never polling. A job's state on a host is forgotten once it has nothing in flight,
+ * waiting or promised and its spacing has passed; idle hosts are forgotten once `maxHosts` is reached.
  *
  * Kafka keys fetches by host, so one worker sees all of a host's traffic; the limits are therefore
  * per worker process, which is per host.
@@ -96,20 +112,17 @@ export class HostLimiter {
   private readonly defaults: HostPolicy;
   private readonly hostMaxConcurrency: number;
   private readonly maxDelayMs: number;
-  private readonly policyTtlMs: number;
-  private readonly maxJobsPerHost: number;
   private readonly deferAfterMs: number;
   private readonly maxHosts: number;
   private readonly maxBackoffMs: number;
   private readonly baseBackoffMs: number;
   private readonly now: () => number;
+  private seq = 0;
 
   constructor(options: HostLimiterOptions = {}) {
     this.defaults = { maxConcurrency: options.maxConcurrency ?? 2, minDelayMs: options.minDelayMs ?? 0 };
     this.hostMaxConcurrency = Math.max(1, options.hostMaxConcurrency ?? Infinity);
     this.maxDelayMs = options.maxDelayMs ?? 60_000;
-    this.policyTtlMs = options.policyTtlMs ?? 10 * 60_000;
-    this.maxJobsPerHost = Math.max(1, options.maxJobsPerHost ?? 1_000);
     this.deferAfterMs = options.deferAfterMs ?? Infinity;
     this.maxHosts = options.maxHosts ?? 10_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 10 * 60_000;
@@ -118,38 +131,40 @@ export class HostLimiter {
   }
 
   /**
-   * Wait for a slot on `host`. Rejects with FetchAbortedError when the signal fires first, and with
-   * HostBusyError when the slot is further away than `deferAfterMs`.
+   * Wait for a slot on `host` for the fetch of `jobId`. Rejects with FetchAbortedError when the signal
+   * fires first, and with HostBusyError when the slot is further away than `deferAfterMs`.
    */
   acquire(host: string, options: AcquireOptions = {}): Promise<Release> {
     const state = this.stateOf(host);
     const now = this.now();
-    if (options.policy) this.seen(state, options.jobId ?? '', options.policy, now);
-    this.expire(state, now);
     if (options.crawlDelayMs != null) state.crawlDelayMs = Math.min(Math.max(state.crawlDelayMs, options.crawlDelayMs), this.maxDelayMs);
-    state.policy = this.effective(state);
+    const job = this.jobOf(state, options.jobId ?? '', options.policy, now);
     if (options.signal?.aborted) return Promise.reject(new FetchAbortedError(`acquire on ${host} aborted`));
-    const deferred = this.deferralOnArrival(host, state, now);
+    const deferred = this.deferralOnArrival(host, state, job, now);
     if (deferred) return Promise.reject(deferred);
     return new Promise<Release>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, signal: options.signal, onAbort: null };
+      const waiter: Waiter = { seq: this.seq++, resolve, reject, signal: options.signal, onAbort: null };
       if (options.signal) {
         waiter.onAbort = () => {
-          const i = state.queue.indexOf(waiter);
-          if (i !== -1) state.queue.splice(i, 1);
+          const i = job.queue.indexOf(waiter);
+          if (i !== -1) {
+            job.queue.splice(i, 1);
+            state.waiting--;
+          }
           reject(new FetchAbortedError(`acquire on ${host} aborted`));
           this.pump(host, state);
         };
         options.signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      state.queue.push(waiter);
+      job.queue.push(waiter);
+      state.waiting++;
       this.pump(host, state);
     });
   }
 
   /**
    * The host said "slow down" (429/503). Nothing new starts before Retry-After, or, without one, a
-   * backoff that doubles with each complaint in a row.
+   * backoff that doubles with each complaint in a row — for every job: the answer concerns them all.
    */
   backoff(host: string, retryAfterMs: number | null): void {
     const state = this.stateOf(host);
@@ -165,11 +180,17 @@ export class HostLimiter {
     if (state) state.strikes = 0;
   }
 
-  /** For metrics and tests. */
-  stats(host: string): { active: number; waiting: number; blockedForMs: number; policy: HostPolicy; jobs: number } | null {
+  /** The host's shared state, for metrics and tests. */
+  stats(host: string): { active: number; waiting: number; blockedForMs: number; crawlDelayMs: number; jobs: number } | null {
     const s = this.hosts.get(host);
     if (!s) return null;
-    return { active: s.active, waiting: s.queue.length, blockedForMs: Math.max(0, s.blockedUntil - this.now()), policy: s.policy, jobs: s.jobs.size };
+    return { active: s.active, waiting: s.waiting, blockedForMs: Math.max(0, s.blockedUntil - this.now()), crawlDelayMs: s.crawlDelayMs, jobs: s.jobs.size };
+  }
+
+  /** One job's state on a host (its policy as applied, within the bounds), for metrics and tests. */
+  jobStats(host: string, jobId: string): { active: number; waiting: number; policy: HostPolicy } | null {
+    const job = this.hosts.get(host)?.jobs.get(jobId);
+    return job ? { active: job.active, waiting: job.queue.length, policy: job.policy } : null;
   }
 
   get size(): number {
@@ -180,110 +201,150 @@ export class HostLimiter {
     let s = this.hosts.get(host);
     if (!s) {
       if (this.hosts.size >= this.maxHosts) this.evictIdle();
-      s = { active: 0, queue: [], jobs: new Map(), policy: this.defaults, crawlDelayMs: 0, nextStartAt: 0, blockedUntil: 0, promisedUntil: 0, strikes: 0, timer: null };
+      s = { active: 0, waiting: 0, jobs: new Map(), crawlDelayMs: 0, nextStartAt: 0, blockedUntil: 0, strikes: 0, timer: null, timerAt: Infinity };
       this.hosts.set(host, s);
     }
     return s;
   }
 
-  /** Records (or refreshes) a job's policy on the host, keeping the map in least-recently-seen order. */
-  private seen(state: HostState, jobId: string, policy: Partial<HostPolicy>, now: number): void {
-    state.jobs.delete(jobId);
-    state.jobs.set(jobId, { policy, seenAt: now });
-    if (state.jobs.size > this.maxJobsPerHost) state.jobs.delete(state.jobs.keys().next().value!);
+  /**
+   * The job's state on the host, its policy refreshed and moved to the most recently seen end. Job
+   * states that no longer matter are dropped from the least recently seen end on the way; one that
+   * still does (in flight, waiting, or its spacing not over) stops the sweep, so what a host keeps is
+   * bounded by the jobs seen on it within the longest spacing (`maxDelayMs`), never by a count that
+   * would have to drop a job's pending spacing.
+   */
+  private jobOf(state: HostState, jobId: string, policy: Partial<HostPolicy> | undefined, now: number): JobOnHost {
+    let job = state.jobs.get(jobId);
+    if (job) state.jobs.delete(jobId);
+    job ??= { policy: this.bounded(policy), active: 0, queue: [], nextStartAt: 0, promisedUntil: 0 };
+    if (policy) job.policy = this.bounded(policy);
+    for (const [id, other] of state.jobs) {
+      if (!forgettable(other, now)) break;
+      state.jobs.delete(id);
+    }
+    state.jobs.set(jobId, job);
+    return job;
   }
 
-  private expire(state: HostState, now: number): void {
-    for (const [jobId, job] of state.jobs) {
-      if (now - job.seenAt <= this.policyTtlMs) break;
-      state.jobs.delete(jobId);
-    }
-  }
-
-  /** The most conservative policy of the host's jobs (the defaults when none says), within the platform's bounds. */
-  private effective(state: HostState): HostPolicy {
-    let maxConcurrency = Infinity;
-    let minDelayMs = -Infinity;
-    for (const { policy } of state.jobs.values()) {
-      if (policy.maxConcurrency !== undefined) maxConcurrency = Math.min(maxConcurrency, policy.maxConcurrency);
-      if (policy.minDelayMs !== undefined) minDelayMs = Math.max(minDelayMs, policy.minDelayMs);
-    }
-    if (maxConcurrency === Infinity) maxConcurrency = this.defaults.maxConcurrency;
-    if (minDelayMs === -Infinity) minDelayMs = this.defaults.minDelayMs;
+  /** A job's policy (the defaults for what it does not say) within the operator's bounds. */
+  private bounded(policy: Partial<HostPolicy> | undefined): HostPolicy {
     return {
-      maxConcurrency: Math.max(1, Math.min(maxConcurrency, this.hostMaxConcurrency)),
-      minDelayMs: Math.min(Math.max(0, minDelayMs), this.maxDelayMs),
+      maxConcurrency: Math.max(1, Math.min(policy?.maxConcurrency ?? this.defaults.maxConcurrency, this.hostMaxConcurrency)),
+      minDelayMs: Math.min(Math.max(0, policy?.minDelayMs ?? this.defaults.minDelayMs), this.maxDelayMs),
     };
   }
 
-  private delayOf(state: HostState): number {
-    return Math.max(state.policy.minDelayMs, state.crawlDelayMs);
+  /** Earliest moment the job's next fetch may start on the host, by time alone: the pause, the host's spacing, the job's. */
+  private earliest(state: HostState, job: JobOnHost): number {
+    return Math.max(state.blockedUntil, state.nextStartAt, job.nextStartAt);
   }
 
   /**
    * HostBusyError when this fetch's start lies more than `deferAfterMs` ahead: behind a pause, or
-   * behind the spacing of those already queued.
+   * behind the spacing of the fetches already queued (the job's own, and everyone's Crawl-delay).
    */
-  private deferralOnArrival(host: string, state: HostState, now: number): HostBusyError | null {
+  private deferralOnArrival(host: string, state: HostState, job: JobOnHost, now: number): HostBusyError | null {
     if (this.deferAfterMs === Infinity) return null;
-    const queuedAhead = Math.floor(state.queue.length / state.policy.maxConcurrency);
-    const startAt = Math.max(state.blockedUntil, state.nextStartAt + queuedAhead * this.delayOf(state));
-    return startAt - now > this.deferAfterMs ? this.deferral(host, state, now, startAt) : null;
+    const startAt = Math.max(
+      state.blockedUntil,
+      state.nextStartAt + state.waiting * state.crawlDelayMs,
+      job.nextStartAt + job.queue.length * job.policy.minDelayMs,
+    );
+    return startAt - now > this.deferAfterMs ? this.deferral(host, state, job, now, startAt) : null;
   }
 
-  /** Each deferred fetch is promised a start one delay after the last promise, so deferred fetches come back one at a time rather than all at once. */
-  private deferral(host: string, state: HostState, now: number, startAt: number = Math.max(state.blockedUntil, state.nextStartAt)): HostBusyError {
-    const delay = this.delayOf(state);
-    const dueAt = state.promisedUntil > now ? Math.max(startAt, state.promisedUntil + delay) : startAt;
-    state.promisedUntil = dueAt;
-    const why = state.blockedUntil === startAt ? 'paused by its answers (429/503)' : `spacing its requests ${delay} ms apart`;
-    return new HostBusyError(`${host} is ${why}: this fetch may start in ${dueAt - now} ms`, dueAt);
+  /** Each deferred fetch of a job is promised a start one delay after the job's last promise, so deferred fetches come back one at a time rather than all at once. */
+  private deferral(host: string, state: HostState, job: JobOnHost, now: number, startAt: number = this.earliest(state, job)): HostBusyError {
+    const spacing = Math.max(job.policy.minDelayMs, state.crawlDelayMs);
+    const dueAt = job.promisedUntil > now ? Math.max(startAt, job.promisedUntil + spacing) : startAt;
+    job.promisedUntil = dueAt;
+    const why =
+      state.blockedUntil >= startAt
+        ? `${host} is paused by its answers (429/503)`
+        : job.policy.minDelayMs >= state.crawlDelayMs
+          ? `this job spaces its requests to ${host} ${job.policy.minDelayMs} ms apart`
+          : `${host} asks for ${state.crawlDelayMs} ms between requests (robots.txt Crawl-delay)`;
+    return new HostBusyError(`${why}: this fetch may start in ${dueAt - now} ms`, dueAt);
   }
 
   private pump(host: string, state: HostState): void {
-    if (state.queue.length > 0 && Math.max(state.nextStartAt, state.blockedUntil) - this.now() > this.deferAfterMs) {
-      // A pause landed (or the spacing grew) while they waited: they wait elsewhere, not here.
-      for (const waiter of state.queue.splice(0)) {
-        if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
-        waiter.reject(this.deferral(host, state, this.now()));
+    const now = this.now();
+    if (state.waiting > 0 && this.deferAfterMs !== Infinity) {
+      // A pause landed (or a spacing grew) while they waited: they wait elsewhere, not here.
+      for (const job of state.jobs.values()) {
+        if (job.queue.length === 0 || this.earliest(state, job) - now <= this.deferAfterMs) continue;
+        for (const waiter of job.queue.splice(0)) {
+          state.waiting--;
+          if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+          waiter.reject(this.deferral(host, state, job, now));
+        }
       }
-      return;
     }
-    while (state.queue.length > 0 && state.active < state.policy.maxConcurrency) {
-      const now = this.now();
-      const startAt = Math.max(state.nextStartAt, state.blockedUntil);
-      if (startAt > now) {
-        this.wakeAt(host, state, startAt - now);
-        return;
-      }
-      const waiter = state.queue.shift()!;
+    while (state.waiting > 0 && state.active < this.hostMaxConcurrency && now >= state.blockedUntil && now >= state.nextStartAt) {
+      const job = this.nextJob(state, now);
+      if (!job) break;
+      const waiter = job.queue.shift()!;
+      state.waiting--;
       if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+      job.active++;
       state.active++;
-      state.nextStartAt = now + this.delayOf(state);
+      job.nextStartAt = now + job.policy.minDelayMs;
+      state.nextStartAt = now + state.crawlDelayMs;
       let released = false;
       waiter.resolve(() => {
         if (released) return;
         released = true;
+        job.active--;
         state.active--;
         this.pump(host, state);
       });
     }
+    // What waits on time alone (a pause, a spacing) is woken by the timer; what waits on a slot, by a release.
+    if (state.waiting > 0 && state.active < this.hostMaxConcurrency) {
+      let wakeAt = Infinity;
+      for (const job of state.jobs.values()) {
+        if (job.queue.length > 0 && job.active < job.policy.maxConcurrency) wakeAt = Math.min(wakeAt, this.earliest(state, job));
+      }
+      if (wakeAt > now && wakeAt !== Infinity) this.wakeAt(host, state, wakeAt, now);
+    }
   }
 
-  private wakeAt(host: string, state: HostState, delayMs: number): void {
-    if (state.timer) return;
+  /** Among the jobs whose next fetch may start now: the fewest in flight on the host, then the longest waiting. */
+  private nextJob(state: HostState, now: number): JobOnHost | undefined {
+    let chosen: JobOnHost | undefined;
+    for (const job of state.jobs.values()) {
+      if (job.queue.length === 0 || job.active >= job.policy.maxConcurrency || job.nextStartAt > now) continue;
+      if (!chosen || job.active < chosen.active || (job.active === chosen.active && job.queue[0]!.seq < chosen.queue[0]!.seq)) chosen = job;
+    }
+    return chosen;
+  }
+
+  private wakeAt(host: string, state: HostState, at: number, now: number): void {
+    if (state.timer) {
+      if (state.timerAt <= at) return;
+      clearTimeout(state.timer);
+    }
+    state.timerAt = at;
     state.timer = setTimeout(() => {
       state.timer = null;
+      state.timerAt = Infinity;
       this.pump(host, state);
-    }, delayMs);
+    }, at - now);
   }
 
   private evictIdle(): void {
     const now = this.now();
     for (const [host, s] of this.hosts) {
-      if (s.active === 0 && s.queue.length === 0 && s.timer === null && s.nextStartAt <= now && s.blockedUntil <= now && s.promisedUntil <= now) this.hosts.delete(host);
+      if (s.active !== 0 || s.waiting !== 0 || s.timer !== null || s.nextStartAt > now || s.blockedUntil > now) continue;
+      if ([...s.jobs.values()].every((job) => forgettable(job, now))) this.hosts.delete(host);
     }
   }
+}
+
+/** Nothing in flight, waiting or promised, and its spacing passed: forgetting the job's state on the host changes nothing. */
+function forgettable(job: JobOnHost, now: number): boolean {
+  return job.active === 0 && job.queue.length === 0 && job.nextStartAt <= now && job.promisedUntil <= now;
 }
 
 /** A job's per-host politeness as the limiter takes it (CrawlSpec.host_concurrency / host_delay_ms). */
@@ -300,7 +361,6 @@ export function hostLimiterOptionsFromEnv(env: NodeJS.ProcessEnv = process.env):
   return {
     hostMaxConcurrency: read('TRAWL_HOST_MAX_CONCURRENCY', 16, 1),
     maxDelayMs: read('TRAWL_HOST_MAX_DELAY_MS', 60_000, 0),
-    policyTtlMs: read('TRAWL_HOST_POLICY_TTL_MS', 10 * 60_000, 1_000),
     deferAfterMs: read('TRAWL_HOST_DEFER_AFTER_MS', 1_000, 0),
   };
 }

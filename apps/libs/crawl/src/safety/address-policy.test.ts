@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnsafeAddressError } from '../errors.ts';
+import { UnsafeAddressError, unsafeAddressLogFields } from '../errors.ts';
 import { AddressPolicy } from './address-policy.ts';
 import { parseAllowList } from './allow-list.ts';
 import { embeddedV4s } from './embedded-v4.ts';
@@ -207,6 +207,20 @@ describe('SafeResolver', () => {
     const open = new SafeResolver(new AddressPolicy(parseAllowList('127.0.0.0/8,::1')), { resolve: dns });
     for (const u of ['http://loop.test/', 'http://example.com@127.0.0.1/', 'http://0x7f000001/', 'http://[::1]/', 'http://bücher.test/']) await expect(open.checkUrl(u), u).resolves.toBeUndefined();
     await expect(open.checkUrl('http://metadata.test/')).rejects.toBeInstanceOf(UnsafeAddressError);
+  });
+
+  it('tells the tenant a refusal and its code, never the address a name resolved to nor the range: those are for the log', async () => {
+    const r = new SafeResolver(new AddressPolicy(parseAllowList('10.0.0.0/8:443')), { resolve: fake({ 'intranet.test': ['10.20.30.40'], 'v6.test': ['fd00::7'] }) });
+    const refusals = await Promise.all(['http://intranet.test:8080/', 'http://v6.test/', 'http://[::ffff:10.1.1.1]:80/', 'http://127.0.0.1:8123/'].map((u) => r.checkUrl(u).catch((e: unknown) => e)));
+    for (const err of refusals) {
+      expect(err).toBeInstanceOf(UnsafeAddressError);
+      expect((err as Error).message).toBe('refused: the address is not allowed (TRAWL_UNSAFE_ADDRESS)');
+      expect(unsafeAddressLogFields(err)?.egress.detail).toMatch(/^refused /);
+    }
+    expect(unsafeAddressLogFields(refusals[0])).toEqual({
+      egress: { host: 'intranet.test', address: '10.20.30.40', detail: 'refused intranet.test:8080: 10.20.30.40 is in 10.0.0.0/8 (TRAWL_FETCH_ALLOW opens it on other ports only: 10.0.0.0/8:443)' },
+    });
+    expect(unsafeAddressLogFields(new Error('other'))).toBeNull();
   });
 
   it('maps NXDOMAIN to a non-retriable error and shares concurrent lookups', async () => {

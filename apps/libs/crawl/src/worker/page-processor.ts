@@ -10,13 +10,14 @@ import type { ExtractedItem } from '../parse/extract-items.ts';
 import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
 import type { RobotsCache } from '../politeness/robots.ts';
+import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
 import { RulesCache } from './rules-cache.ts';
 import { wantsSitemaps, type SitemapDiscovery, type SitemapReader } from '../sitemap/sitemap-reader.ts';
 import { specWithParams } from '../params/param-template.ts';
 
 /** Anything that turns a URL into a FetchResult: HttpFetcher, BrowserFetcher, lazyBrowserFetcher(). */
 export interface PageFetcher {
-  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional'] }): Promise<FetchResult>;
+  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null }): Promise<FetchResult>;
 }
 
 /**
@@ -38,8 +39,11 @@ export interface ParseJob {
   readonly limits: ParseLimits;
 }
 
-/** Where parsing runs: in-line by default; the worker can hand it to a thread pool. */
-export type ParseStep = (job: ParseJob) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'>>;
+/**
+ * Where parsing runs: in-line by default; the worker hands it to its parse threads, where the
+ * page's `signal` (its budget) stops it.
+ */
+export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'>>;
 
 export interface PageProcessorDeps {
   readonly http: PageFetcher;
@@ -132,29 +136,30 @@ export class PageProcessor {
         const stored = { etag: plan.entry.etag, lastModified: plan.entry.last_modified };
         if (plan.use === 'reuse') {
           const result = reusedResult(request.url, plan.entry, body, stored, { fetchMs: Math.round(performance.now() - started) });
-          return this.parsed(request, spec, result, { reuse: 'max_age', contentHash: plan.entry.content_hash });
+          return this.parsed(request, spec, result, options, { reuse: 'max_age', contentHash: plan.entry.content_hash });
         }
         const answer = await this.fetchPolitely(request, spec, { url: plan.entry.final_url, headers: plan.headers }, options);
         if (answer.status === 304 && answer.finalUrl === plan.entry.final_url) {
           const result = reusedResult(request.url, plan.entry, body, revalidated(stored, answer.validators ?? stored), answer);
-          return this.parsed(request, spec, result, { reuse: 'not_modified', contentHash: plan.entry.content_hash });
+          return this.parsed(request, spec, result, options, { reuse: 'not_modified', contentHash: plan.entry.content_hash });
         }
-        return this.finish(request, spec, answer);
+        return this.finish(request, spec, answer, options);
       }
     }
-    return this.finish(request, spec, await this.fetchPolitely(request, spec, undefined, options));
+    return this.finish(request, spec, await this.fetchPolitely(request, spec, undefined, options), options);
   }
 
-  /** robots.txt, the host's politeness slot, the fetch; a 429/503 slows the host down. */
+  /** robots.txt, the host's politeness slot, the fetch; a 429/503 slows the host down. The job's request options go with robots.txt and the page alike. */
   private async fetchPolitely(request: FetchWithSpec, spec: CrawlSpec, conditional: FetchOptions['conditional'], options: { signal?: AbortSignal }): Promise<FetchResult> {
     const { url } = request;
-    const robots = await this.deps.robots.check(url);
+    const profile = requestProfileOf(spec);
+    const robots = await this.deps.robots.check(url, { request: profile });
     if (!robots.allowed) throw new RobotsDisallowedError(`robots.txt disallows ${url}`);
     const host = new URL(url).host;
     const fetcher = spec.requires_browser && this.deps.browser ? this.deps.browser : this.deps.http;
     const release = await this.deps.limiter.acquire(host, { jobId: request.job_id, policy: hostPolicyOf(spec), crawlDelayMs: robots.crawlDelayMs, signal: options.signal });
     try {
-      const result = await fetcher.fetch(url, conditional ? { signal: options.signal, conditional } : { signal: options.signal });
+      const result = await fetcher.fetch(url, { signal: options.signal, ...(conditional ? { conditional } : {}), ...(profile ? { request: profile } : {}) });
       // Told before the slot is given back: releasing first would start the next waiting fetch
       // on a host that has just asked for a pause.
       if (result.status === 429 || result.status === 503) this.deps.limiter.backoff(host, result.retryAfterMs);
@@ -165,15 +170,16 @@ export class PageProcessor {
     }
   }
 
-  private async finish(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult): Promise<ProcessedPage> {
+  private async finish(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
     const failure = statusError(result);
     if (failure) throw failure;
     if (!result.isHtml || result.body === null) return { result, links: [], nextPage: null, items: [], parsed: false, cut: null };
-    return this.parsed(request, spec, result);
+    return this.parsed(request, spec, result, options);
   }
 
-  private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
-    const page = await this.parse({ html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS });
+  private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
+    const job: ParseJob = { html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS };
+    const page = await this.parse(job, options);
     return { result, links: page.links, nextPage: page.nextPage, items: page.items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}) };
   }
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HttpStatusError, RobotsDisallowedError } from '../errors.ts';
+import { HttpFetcher } from '../fetch/http-fetcher.ts';
+import { AddressPolicy } from '../safety/address-policy.ts';
+import { SafeResolver } from '../safety/safe-resolver.ts';
 import { testSpec } from '../rules/test-spec.ts';
 import { fetchId } from '../url/normalise.ts';
 import type { ProcessedPage } from './page-processor.ts';
@@ -82,5 +85,18 @@ describe('worker events', () => {
     expect(pageFailedEvent(request, new Error('boom'), 1).error_code).toBe('TRAWL_UNEXPECTED');
     // Another package's coded error keeps its code (the producer refusing an event over its limit).
     expect(pageFailedEvent(request, Object.assign(new Error('too large'), { code: 'TRAWL_EVENT_TOO_LARGE' }), 1).error_code).toBe('TRAWL_EVENT_TOO_LARGE');
+  });
+
+  it('builds the PageFailed of a name that resolves to a private address without that address or its range: the tenant gets the code', async () => {
+    const resolver = new SafeResolver(new AddressPolicy(), { resolve: async () => [{ address: '10.20.30.40', family: 4 }] });
+    const fetcher = new HttpFetcher({ resolver });
+    try {
+      const err = await fetcher.fetch('http://intranet.example:8080/admin').catch((e: unknown) => e);
+      const failed = pageFailedEvent(request, err, 1);
+      expect(failed).toMatchObject({ error_code: 'TRAWL_UNSAFE_ADDRESS', error_message: 'refused: the address is not allowed (TRAWL_UNSAFE_ADDRESS)', status: null });
+      expect(JSON.stringify(failed)).not.toMatch(/10\.20\.30\.40|10\.0\.0\.0\/8/);
+    } finally {
+      await fetcher.close();
+    }
   });
 });

@@ -19,10 +19,15 @@ export interface PageEventOptions {
   readonly content?: StoredContent;
 }
 
-/** The hashes of a page's stored body and formats (the content store's PageContent, structurally). */
+/**
+ * The hashes of a page's stored body and formats (the content store's PageContent, structurally).
+ * `refused` names why nothing was stored although the job would have kept it (PageFetched.content_refused,
+ * e.g. STORAGE_QUOTA_EXCEEDED); `contentHash` is then null, or the cached body a reused page names.
+ */
 export interface StoredContent {
-  readonly contentHash: string;
+  readonly contentHash: string | null;
   readonly formats: readonly { readonly format: string; readonly hash: string; readonly bytes: number }[];
+  readonly refused?: string;
 }
 
 /** What a fetched page produces, in the order it is produced: its items, then the PageFetched that counts them. */
@@ -70,6 +75,7 @@ function pageFetchedEvent(request: FetchWithSpec, page: ProcessedPage, attempt: 
     from_cache: page.cache?.reuse ?? null,
     sitemap_urls: [...(page.sitemaps?.urls ?? [])],
     sitemap_urls_dropped: page.sitemaps?.dropped ?? 0,
+    content_refused: content?.refused ?? null,
   };
 }
 

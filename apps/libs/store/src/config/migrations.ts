@@ -112,4 +112,44 @@ export const CONFIG_MIGRATIONS: readonly Migration[] = [
     description: 'optional dedupe of a scheduled crawl: a slot answered from an identical crawl started within the dedupe TTL',
     sql: `ALTER TABLE schedules ADD COLUMN dedupe boolean NOT NULL DEFAULT false;`,
   },
+  {
+    id: 5,
+    description: 'the storage quota: a per-user override, and the content bytes of each ended job, counted once (quotas/storage-usage.ts)',
+    sql: `
+      ALTER TABLE user_quotas ADD COLUMN storage_bytes bigint CHECK (storage_bytes >= 0);
+
+      -- A job's content bytes, summed from the read model's pages once the job has been over for a
+      -- while (its pages no longer change); a job whose content is deleted stops counting.
+      CREATE TABLE job_content_usage (
+        job_id text PRIMARY KEY,
+        user_id text NOT NULL,
+        bytes bigint NOT NULL CHECK (bytes >= 0),
+        settled_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX job_content_usage_user ON job_content_usage (user_id);
+    `,
+  },
+  {
+    id: 6,
+    description: 'per-user overrides of the webhook limits (quotas/webhook-quota-limits.ts)',
+    sql: `
+      ALTER TABLE user_quotas
+        ADD COLUMN webhooks int CHECK (webhooks >= 0),
+        ADD COLUMN webhook_tests_per_hour int CHECK (webhook_tests_per_hour >= 0),
+        ADD COLUMN webhook_deliveries_per_hour int CHECK (webhook_deliveries_per_hour >= 0);
+    `,
+  },
+  {
+    id: 7,
+    description: "a website's request options: headers, user agent, locale, initial cookies (@trawl/crawl request-options.ts)",
+    sql: `
+      -- Cookies are credentials and sit here in clear for now, as in the job's spec; the encrypted
+      -- path (secrets and sessions) is another step of issue 33.
+      ALTER TABLE websites
+        ADD COLUMN headers jsonb NOT NULL DEFAULT '{}',
+        ADD COLUMN user_agent text,
+        ADD COLUMN locale text,
+        ADD COLUMN cookies jsonb NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

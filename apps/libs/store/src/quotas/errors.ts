@@ -11,12 +11,15 @@ export class QuotaExceededError extends TrawlError {
   readonly limit: QuotaRefusal['limit'];
   readonly value: number;
   readonly used: number;
+  /** Seconds until room comes back by itself, when the limit is counted over a window. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(refusal: QuotaRefusal) {
     super(refusal.message);
     this.limit = refusal.limit;
     this.value = refusal.value;
     this.used = refusal.used;
+    this.retryAfterSeconds = refusal.retryAfterSeconds;
     this.retriable = refusal.limit !== 'min_interval_seconds';
   }
 }

@@ -3,7 +3,7 @@ import { shortestGapMs } from '../schedules/cadence.ts';
 import { decideInterval, decideJob, decideSchedule } from './quota-decision.ts';
 import { DEFAULT_QUOTAS, quotasFromEnv } from './quota-limits.ts';
 
-const limits = { active_jobs: 3, pages_per_day: 1000, schedules: 2, min_interval_seconds: 60 };
+const limits = { active_jobs: 3, pages_per_day: 1000, schedules: 2, min_interval_seconds: 60, storage_bytes: 1000 };
 
 describe('quota decisions', () => {
   it('a job starts with what it asked for while the day has room', () => {

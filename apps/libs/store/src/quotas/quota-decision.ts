@@ -9,6 +9,7 @@
  * jobs' start times.
  */
 import type { QuotaLimits, QuotaName } from './quota-limits.ts';
+import type { WebhookQuotaName } from './webhook-quota-limits.ts';
 
 export interface QuotaUsage {
   /** Jobs started and not over. */
@@ -19,12 +20,14 @@ export interface QuotaUsage {
 
 export interface QuotaRefusal {
   readonly ok: false;
-  readonly limit: QuotaName;
+  readonly limit: QuotaName | WebhookQuotaName;
   /** The limit's value. */
   readonly value: number;
   /** What the user has of it now. */
   readonly used: number;
   readonly message: string;
+  /** When room comes back by itself (an hourly limit): the API's `retry-after`. */
+  readonly retryAfterSeconds?: number;
 }
 
 export type JobDecision = { readonly ok: true; readonly maxPages: number; readonly capped: boolean } | QuotaRefusal;

@@ -22,7 +22,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const limits = { active_jobs: 2, pages_per_day: 1000, schedules: 2, min_interval_seconds: 60 };
+const limits = { active_jobs: 2, pages_per_day: 1000, schedules: 2, min_interval_seconds: 60, storage_bytes: 1000 };
 
 describe('quota ledger', () => {
   it('counts running jobs by their max_pages, ended ones by what they fetched, only within 24 h', async () => {

@@ -8,6 +8,7 @@
  * | `pages_per_day` | 100,000 | pages of the jobs started in the last 24 h: a running job's `max_pages`, an ended job's real count |
  * | `schedules` | 100 | schedules that may still run (active or paused) |
  * | `min_interval_seconds` | 60 | shortest time between two runs of a repeating schedule |
+ * | `storage_bytes` | 10 GiB | bytes of page content the user's jobs keep in the content store (storage-usage.ts); past it new bodies are not stored and crawls go on |
  */
 import type { Pool, PoolClient } from 'pg';
 
@@ -18,17 +19,19 @@ export interface QuotaLimits {
   readonly pages_per_day: number;
   readonly schedules: number;
   readonly min_interval_seconds: number;
+  readonly storage_bytes: number;
 }
 
 export type QuotaName = keyof QuotaLimits;
 
-export const QUOTA_NAMES: readonly QuotaName[] = ['active_jobs', 'pages_per_day', 'schedules', 'min_interval_seconds'];
+export const QUOTA_NAMES: readonly QuotaName[] = ['active_jobs', 'pages_per_day', 'schedules', 'min_interval_seconds', 'storage_bytes'];
 
 export const DEFAULT_QUOTAS: QuotaLimits = {
   active_jobs: 10,
   pages_per_day: 100_000,
   schedules: 100,
   min_interval_seconds: 60,
+  storage_bytes: 10 * 1024 ** 3,
 };
 
 const ENV: Readonly<Record<QuotaName, string>> = {
@@ -36,6 +39,7 @@ const ENV: Readonly<Record<QuotaName, string>> = {
   pages_per_day: 'TRAWL_QUOTA_PAGES_PER_DAY',
   schedules: 'TRAWL_QUOTA_SCHEDULES',
   min_interval_seconds: 'TRAWL_QUOTA_MIN_INTERVAL_SECONDS',
+  storage_bytes: 'TRAWL_QUOTA_STORAGE_BYTES',
 };
 
 /** The defaults from `TRAWL_QUOTA_*`, else DEFAULT_QUOTAS. */
@@ -48,7 +52,7 @@ export function quotasFromEnv(env: NodeJS.ProcessEnv = process.env): QuotaLimits
       continue;
     }
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${ENV[name]} must be a whole number ≥ 0, got "${raw}"`);
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${ENV[name]} must be a whole number ≥ 0, got "${raw}"`);
     out[name] = n;
   }
   return out as unknown as QuotaLimits;
@@ -58,13 +62,14 @@ export function quotasFromEnv(env: NodeJS.ProcessEnv = process.env): QuotaLimits
 export async function quotaLimitsOf(db: Db, userIds: readonly string[], defaults: QuotaLimits): Promise<Map<string, QuotaLimits>> {
   const out = new Map(userIds.map((u) => [u, defaults]));
   if (userIds.length === 0) return out;
-  const { rows } = await db.query<{ user_id: string } & { [K in QuotaName]: number | null }>(
+  // storage_bytes is a bigint, which pg returns as a string.
+  const { rows } = await db.query<{ user_id: string } & { [K in QuotaName]: number | string | null }>(
     `SELECT user_id, ${QUOTA_NAMES.join(', ')} FROM user_quotas WHERE user_id = ANY($1::text[])`,
     [[...new Set(userIds)]],
   );
   for (const r of rows) {
     const merged = { ...defaults };
-    for (const name of QUOTA_NAMES) if (r[name] !== null) (merged as Record<QuotaName, number>)[name] = r[name]!;
+    for (const name of QUOTA_NAMES) if (r[name] !== null) (merged as Record<QuotaName, number>)[name] = Number(r[name]);
     out.set(r.user_id, merged);
   }
   return out;

@@ -69,4 +69,20 @@ export const WEBHOOK_MIGRATIONS: readonly Migration[] = [
     description: 'jobs without an owner (a seeded schedule) are known too, so their events are not retried as "owner not known yet"',
     sql: `ALTER TABLE webhook_jobs ALTER COLUMN user_id DROP NOT NULL;`,
   },
+  {
+    id: 3,
+    description: "per-user webhook limits: each user's delivery attempts and test/re-delivery calls by minute (quotas/hourly-window.ts)",
+    sql: `
+      -- deliveries: what apps/services/webhooks sent or reserved to send (delivery-budget.ts);
+      -- requests: POST /webhooks/:id/test and /redeliver calls (quotas/webhook-quota-guard.ts).
+      CREATE TABLE webhook_usage (
+        user_id text NOT NULL,
+        minute timestamptz NOT NULL,
+        deliveries int NOT NULL DEFAULT 0 CHECK (deliveries >= 0),
+        requests int NOT NULL DEFAULT 0 CHECK (requests >= 0),
+        PRIMARY KEY (user_id, minute)
+      );
+      CREATE INDEX webhook_usage_minute ON webhook_usage (minute);
+    `,
+  },
 ];

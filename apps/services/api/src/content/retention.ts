@@ -5,7 +5,7 @@
  * - a job keeps its content for the `content_retention` its own request names, else the one its
  *   schedule's request names (every run of a schedule keeps what the schedule says, now), else the
  *   server's default (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days);
- * - never longer than the server's maximum (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 365 days): a
+ * - never longer than the server's maximum (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days): a
  *   request asking more is refused, and a maximum lowered later shortens what jobs asked before;
  * - counted from the job's end (finished, failed or cancelled): a running job's content is never
  *   swept.

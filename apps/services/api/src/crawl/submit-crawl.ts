@@ -43,6 +43,8 @@ import { specParamNames, templateNames } from '@trawl/crawl';
 import { ApiError } from '../errors.ts';
 import { checkRetention } from '../content/retention.ts';
 import { checkPatterns } from './check-patterns.ts';
+import { checkSelectors } from './check-selectors.ts';
+import { checkOptions, hostsOf } from './check-request-options.ts';
 import { parseInterval, parseTimeZone } from './interval.ts';
 
 export interface CrawlBody {
@@ -65,7 +67,15 @@ export interface CrawlBody {
   readonly max_age?: number;
   /** What start URLs that are a site's root do with its sitemaps; default include. */
   readonly sitemap?: 'include' | 'only' | 'skip';
+  /** Request options (@trawl/crawl request-options.ts), over the spider's field by field. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly user_agent?: string;
+  readonly locale?: string;
+  readonly cookies?: Readonly<Record<string, readonly string[]>>;
 }
+
+/** The fields of a crawl body a schedule's request keeps. */
+export type RequestFields = Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'store_in_cache' | 'sitemap' | 'headers' | 'user_agent' | 'locale' | 'cookies'>;
 
 export type CrawlOutcome =
   | { readonly scheduled: false; readonly job_id: string; readonly cached: boolean; readonly cached_at?: Date; readonly max_pages?: number }
@@ -109,10 +119,12 @@ export class CrawlService {
   /** The request a crawl body asks for, its spider usable by the caller and its params complete (also what a schedule's PATCH stores). */
   async checkedRequest(
     userId: string,
-    body: Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'store_in_cache' | 'sitemap'>,
+    body: RequestFields,
   ): Promise<{ request: CrawlRequest; website: Website | null }> {
     checkRetention(body.content_retention, this.options.maxContentRetentionSeconds);
     const website = await this.spider(userId, body.spider);
+    // The crawl's own options; the website's were checked when it was saved. Cookies may be for any host the crawl fetches from.
+    checkOptions(body, hostsOf([...body.start_urls, ...(website ? [website.base_url] : [])], website?.allowed_hosts ?? []));
     const request: CrawlRequest = {
       spider: body.spider ?? null,
       start_urls: [...new Set(body.start_urls)],
@@ -127,6 +139,11 @@ export class CrawlService {
       ...(body.store_in_cache !== undefined ? { store_in_cache: body.store_in_cache } : {}),
       // Stored (and in the dedupe key) only when it is not the default, so requests from before sitemaps read the same.
       ...(body.sitemap && body.sitemap !== 'include' ? { sitemap: body.sitemap } : {}),
+      // Request options, stored only when given (and in the dedupe key by fingerprint).
+      ...(body.headers && Object.keys(body.headers).length > 0 ? { headers: body.headers } : {}),
+      ...(body.user_agent ? { user_agent: body.user_agent } : {}),
+      ...(body.locale ? { locale: body.locale } : {}),
+      ...(body.cookies && Object.keys(body.cookies).length > 0 ? { cookies: body.cookies } : {}),
     };
     checkParams(request, website);
     return { request, website };
@@ -150,12 +167,14 @@ export class CrawlService {
     if (!website || (website.owner_id !== null && website.owner_id !== userId)) {
       throw new ApiError('UNKNOWN_SPIDER', `spider "${spider}" is not a website you can use`, { field: 'spider' });
     }
-    // A website saved before patterns ran in the linear-time engine may hold one it refuses.
+    // A website saved before patterns ran in the linear-time engine, or before selectors were
+    // checked, may hold one they refuse.
     try {
       checkPatterns(website);
+      checkSelectors(website);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      throw new ApiError(err.code, `spider "${spider}": ${err.message}; change the website's patterns first`, { field: 'spider', cause: err });
+      throw new ApiError(err.code, `spider "${spider}": ${err.message}; change the website first`, { field: 'spider', cause: err });
     }
     return website;
   }
@@ -235,7 +254,7 @@ export class CrawlService {
           'JobDispatched',
           { job_id: jobId, user_id: userId, target_id: null, schedule_id: null, search_url: request.start_urls[0]!,
             start_urls: request.start_urls, keywords: [], location: null,
-            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include' }),
+            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include', request: [request] }),
             attempt: 1, params: request.params },
           { eventId: eventId('JobDispatched', jobId), causationId: requestedId, key: jobId },
         ),

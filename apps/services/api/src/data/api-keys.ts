@@ -63,6 +63,56 @@ export async function userForApiKey(db: Db, key: string): Promise<string | undef
   return rows[0]?.user_id;
 }
 
+/** A key as the in-memory index holds it (auth/key-index.ts): its hash and owner, never the key. */
+export interface IndexedKey {
+  readonly hash: string;
+  readonly userId: string;
+}
+
+/**
+ * The active keys whose hash starts with `prefix` (one hex digit) and sorts after `after`, in hash
+ * order, at most `limit`: one page of the index's resync, a range walk of `api_keys`' unique index.
+ * The range is `[prefix, next digit)`; hashes are lowercase hex, which every collation orders as
+ * C does, so the ranges of the 16 digits cover the table once.
+ */
+export async function activeKeysPage(db: Db, prefix: string, after: string | null, limit: number): Promise<IndexedKey[]> {
+  const upper = prefix === '9' ? 'a' : prefix === 'f' ? 'g' : String.fromCharCode(prefix.charCodeAt(0) + 1);
+  const { rows } = await db.query<{ key_hash: string; user_id: string }>(
+    `SELECT key_hash, user_id FROM api_keys
+      WHERE key_hash ${after === null ? '>=' : '>'} $1 AND key_hash < $2 AND revoked_at IS NULL
+      ORDER BY key_hash LIMIT $3`,
+    [after ?? prefix, upper, limit],
+  );
+  return rows.map((r) => ({ hash: r.key_hash, userId: r.user_id }));
+}
+
+/**
+ * The channel on which every change of `api_keys` is announced, by the triggers of migration 4
+ * (data/migrations.ts): whoever writes the table (the API, `trawl keys`, SQL by hand) is heard.
+ */
+export const API_KEY_CHANNEL = 'trawl_api_keys';
+
+/** What a notification on `API_KEY_CHANNEL` says: a key's state after the change, or that the table was emptied. */
+export type ApiKeyChange =
+  | { readonly kind: 'key'; readonly hash: string; readonly userId: string; readonly active: boolean }
+  | { readonly kind: 'resync' };
+
+/**
+ * The change a notification's payload describes. A payload of any other shape (a newer trigger,
+ * someone's hand-made NOTIFY) asks for a resync rather than being guessed at.
+ */
+export function parseApiKeyChange(payload: string): ApiKeyChange {
+  try {
+    const v = JSON.parse(payload) as { key_hash?: unknown; user_id?: unknown; active?: unknown };
+    if (typeof v.key_hash === 'string' && /^[0-9a-f]{64}$/.test(v.key_hash) && typeof v.user_id === 'string' && typeof v.active === 'boolean') {
+      return { kind: 'key', hash: v.key_hash, userId: v.user_id, active: v.active };
+    }
+  } catch {
+    // Not JSON: a resync below.
+  }
+  return { kind: 'resync' };
+}
+
 export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
   return (rowCount ?? 0) > 0;

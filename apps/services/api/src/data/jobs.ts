@@ -118,6 +118,16 @@ export async function findJob(db: Db, jobId: string, userId: string): Promise<Jo
   return accepted.rows[0] ? pendingFromAccepted(accepted.rows[0]) : undefined;
 }
 
+/** Which of `jobIds` belong to `userId`, in the read model or accepted by the API and not yet projected: one query. */
+export async function ownedJobIds(db: Db, jobIds: readonly string[], userId: string): Promise<Set<string>> {
+  const { rows } = await db.query<{ job_id: string }>(
+    `SELECT job_id FROM jobs WHERE job_id = ANY($1::text[]) AND user_id = $2
+     UNION SELECT job_id FROM api_jobs WHERE job_id = ANY($1::text[]) AND user_id = $2`,
+    [jobIds, userId],
+  );
+  return new Set(rows.map((r) => r.job_id));
+}
+
 /** The owner of a job, for the live feed: read model first, then the API's own record. */
 export async function jobOwner(db: Db, jobId: string): Promise<string | null> {
   const { rows } = await db.query<{ user_id: string | null }>('SELECT user_id FROM jobs WHERE job_id = $1', [jobId]);

@@ -4,9 +4,10 @@ import type { Migration } from '@trawl/store';
 export const API_MIGRATION_OWNER = 'api';
 
 /**
- * Tables the API owns: API keys, crawl dedupe keys, and the jobs it accepted. `api_jobs` lets a
- * client read its job the instant `POST /crawl` answers, before projector-pg has seen the event;
- * `job_id` is text so that it compares with whatever type the read model uses.
+ * Tables the API owns: API keys (and the triggers that announce their changes), crawl dedupe
+ * keys, and the jobs it accepted. `api_jobs` lets a client read its job the instant `POST /crawl`
+ * answers, before projector-pg has seen the event; `job_id` is text so that it compares with
+ * whatever type the read model uses.
  */
 export const API_MIGRATIONS: readonly Migration[] = [
   {
@@ -69,6 +70,37 @@ export const API_MIGRATIONS: readonly Migration[] = [
         deleted_at timestamptz,
         deleted_objects int
       );
+    `,
+  },
+  {
+    id: 4,
+    description: 'api key changes announced on the trawl_api_keys channel',
+    // Every API instance keeps an index of the keys in memory (auth/key-index.ts) and learns of
+    // a new, revoked or deleted key from these notifications, whoever changed the table: the
+    // API, `trawl keys`, or SQL by hand. A payload is the key's state after the change (hash,
+    // owner, active), never the key; a TRUNCATE asks every instance for a full resync.
+    // NOTIFY is sent at commit, in commit order, and dropped with a rolled-back transaction.
+    sql: `
+      CREATE FUNCTION api_keys_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.key_hash <> NEW.key_hash) THEN
+          PERFORM pg_notify('trawl_api_keys', json_build_object('key_hash', OLD.key_hash, 'user_id', OLD.user_id, 'active', false)::text);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+          PERFORM pg_notify('trawl_api_keys', json_build_object('key_hash', NEW.key_hash, 'user_id', NEW.user_id, 'active', NEW.revoked_at IS NULL)::text);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER api_keys_notify AFTER INSERT OR DELETE OR UPDATE OF key_hash, user_id, revoked_at ON api_keys
+        FOR EACH ROW EXECUTE FUNCTION api_keys_notify();
+
+      CREATE FUNCTION api_keys_notify_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('trawl_api_keys', '{"resync":true}');
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER api_keys_notify_truncate AFTER TRUNCATE ON api_keys
+        FOR EACH STATEMENT EXECUTE FUNCTION api_keys_notify_truncate();
     `,
   },
 ];

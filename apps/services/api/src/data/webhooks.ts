@@ -1,10 +1,14 @@
 /**
  * Webhook subscriptions and their deliveries, scoped to an owner (the tables: @trawl/store's
- * WEBHOOK_MIGRATIONS). The secret is written here and never read back by any query of this file.
+ * WEBHOOK_MIGRATIONS). The secret is written here, sealed under TRAWL_SECRETS_KEY with the
+ * webhook's id (@trawl/store/secrets), and never read back by any query of this file.
  */
 import { randomUUID } from 'node:crypto';
 import { WEBHOOK_TEST_TYPE, type Pool } from '@trawl/store';
+import { sealWebhookSecret, type SecretBox } from '@trawl/store/secrets';
 import { sortAt, type Cursor } from '../http/cursor.ts';
+// The writes a quota admits take the transaction it was checked in (routes/webhooks.ts).
+import type { PoolClient } from '@trawl/store';
 
 export interface WebhookView {
   readonly id: string;
@@ -30,11 +34,12 @@ export type WebhookPatch = Partial<NewWebhook>;
 
 const VIEW = `id, url, events, job_id, schedule_id, active, created_at, updated_at`;
 
-export async function createWebhook(pool: Pool, userId: string, w: NewWebhook): Promise<WebhookView> {
+export async function createWebhook(pool: Pool | PoolClient, userId: string, w: NewWebhook, secrets: SecretBox): Promise<WebhookView> {
+  const id = randomUUID();
   const { rows } = await pool.query<WebhookView>(
     `INSERT INTO webhooks (id, user_id, url, events, secret, job_id, schedule_id, active)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${VIEW}`,
-    [randomUUID(), userId, w.url, [...new Set(w.events)], w.secret, w.job_id ?? null, w.schedule_id ?? null, w.active ?? true],
+    [id, userId, w.url, [...new Set(w.events)], sealWebhookSecret(secrets, id, w.secret), w.job_id ?? null, w.schedule_id ?? null, w.active ?? true],
   );
   return rows[0]!;
 }
@@ -49,7 +54,7 @@ export async function listWebhooks(pool: Pool, userId: string): Promise<WebhookV
   return rows;
 }
 
-export async function updateWebhook(pool: Pool, id: string, userId: string, patch: WebhookPatch): Promise<WebhookView | undefined> {
+export async function updateWebhook(pool: Pool, id: string, userId: string, patch: WebhookPatch, secrets: SecretBox): Promise<WebhookView | undefined> {
   const sets: string[] = [];
   const args: unknown[] = [id, userId];
   const set = (column: string, value: unknown): void => {
@@ -58,7 +63,7 @@ export async function updateWebhook(pool: Pool, id: string, userId: string, patc
   };
   if (patch.url !== undefined) set('url', patch.url);
   if (patch.events !== undefined) set('events', [...new Set(patch.events)]);
-  if (patch.secret !== undefined) set('secret', patch.secret);
+  if (patch.secret !== undefined) set('secret', sealWebhookSecret(secrets, id, patch.secret));
   if (patch.job_id !== undefined) set('job_id', patch.job_id);
   if (patch.schedule_id !== undefined) set('schedule_id', patch.schedule_id);
   if (patch.active !== undefined) set('active', patch.active);
@@ -120,7 +125,7 @@ export async function listDeliveries(pool: Pool, webhookId: string, q: { readonl
  * Asks apps/services/webhooks to send a delivery again (one attempt, whatever its state; the body and its
  * id unchanged, so a receiver that has it already can tell). Undefined: no such delivery.
  */
-export async function requestRedelivery(pool: Pool, webhookId: string, deliveryId: string): Promise<DeliveryView | undefined> {
+export async function requestRedelivery(pool: Pool | PoolClient, webhookId: string, deliveryId: string): Promise<DeliveryView | undefined> {
   const { rows } = await pool.query<DeliveryView>(
     `UPDATE webhook_deliveries SET status = 'requested', next_attempt_at = now(), updated_at = now()
      WHERE id = $1 AND webhook_id = $2 RETURNING ${DELIVERY_VIEW}`,
@@ -130,7 +135,7 @@ export async function requestRedelivery(pool: Pool, webhookId: string, deliveryI
 }
 
 /** A `webhook.test` delivery, sent by apps/services/webhooks like a re-delivery. */
-export async function requestTestDelivery(pool: Pool, webhookId: string): Promise<DeliveryView> {
+export async function requestTestDelivery(pool: Pool | PoolClient, webhookId: string): Promise<DeliveryView> {
   const id = randomUUID();
   const createdAt = new Date().toISOString();
   const body = { id, type: WEBHOOK_TEST_TYPE, created_at: createdAt, data: { webhook_id: webhookId } };

@@ -38,6 +38,8 @@ export type FeedSocket = Pick<WebSocket, 'send' | 'close' | 'bufferedAmount' | '
 
 const OPEN = 1;
 export const CLOSE_TOO_SLOW = 1013;
+/** The key the feed was opened with was revoked (4000-4999 are the application's; 4401 echoes HTTP 401). */
+export const CLOSE_KEY_REVOKED = 4401;
 
 export class FeedClient {
   private dropped = 0;

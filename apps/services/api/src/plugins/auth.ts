@@ -6,28 +6,56 @@
  * (`config.allowQueryToken`) also take `?access_token=`; the request serializer in app.ts keeps it
  * out of the logs.
  *
- * What a key costs Postgres, and who pays:
- * - A validated key is trusted for `keyCacheMs` (revocation takes that long to bite), so a busy
- *   client costs no round trip per request.
- * - A key found unknown is answered 401 from memory for `unknownKeyCacheMs`, and concurrent
- *   requests with one uncached key share one lookup.
- * - Every failed authentication (no key, a malformed one, an unknown one) counts against the
- *   client address's `authFailureLimit`; a lookup is paid for up front from that budget and given
- *   back when the key turns out good. An address whose budget is spent gets 429 and its keys are
- *   not looked up: a flood of made-up keys from one address costs Postgres at most
- *   `authFailureLimit` lookups per window. Cached good keys from that address still work.
+ * Who a key is, without asking Postgres: every instance holds the active keys' hashes and owners
+ * in memory (auth/key-index.ts) and looks a presented key's SHA-256 up there.
+ * - A known key is its owner, whatever its address did: no budget is consulted, so a valid key
+ *   is never refused because others behind the same address (a NAT, a proxy) sent made-up ones.
+ * - A missing, malformed, unknown or revoked key is 401 without any query, and counts against the
+ *   client address's `authFailureLimit` (429 past it). That budget no longer protects Postgres,
+ *   which a bad key never reaches; it slows a brute force down.
+ * - The index is loaded before the app is ready, kept current by the notifications that
+ *   `api_keys`' triggers send on every change (migration 4: a key created or revoked reaches every
+ *   instance milliseconds after the commit, and is usable or refused from then), and reloaded in
+ *   full on every reconnect of the listening connection and every `keyResyncMs`, in case a
+ *   notification was missed (data/notification-listener.ts).
+ * - Open streams (SSE logs, WebSocket feeds) outlive their request: `fastify.watchKey` ends them
+ *   when their key is revoked (auth/key-watch.ts) — at once on its notification, at the end of
+ *   the resync that drops it otherwise, and within a round (`WATCH_ROUND_MS`, in memory) for a
+ *   key revoked between a stream's authentication and its watch.
  */
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { API_KEY_PATTERN, hashApiKey, userForApiKey } from '../data/api-keys.ts';
+import { Counter, Gauge } from 'prom-client';
+import { KeyIndex } from '../auth/key-index.ts';
+import { KeyWatch } from '../auth/key-watch.ts';
+import { activeKeysPage, API_KEY_CHANNEL, API_KEY_PATTERN, hashApiKey, parseApiKeyChange } from '../data/api-keys.ts';
+import { NotificationListener } from '../data/notification-listener.ts';
 import { ApiError } from '../errors.ts';
 import { clientAddressKey } from '../limits/client-address.ts';
+
+/** What an operator or a test may see of the key index: counts and states, never a key. */
+export interface KeyIndexView {
+  /** Active keys indexed on this instance. */
+  readonly size: number;
+  /** Whether the key with this SHA-256 (hex) is active, as this instance knows it. */
+  knows(hash: string): boolean;
+  /** Whether this instance hears key changes right now (its listening connection is up). */
+  readonly listening: boolean;
+  /** Full reloads completed, the first one included. */
+  readonly resyncs: number;
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /** The key's user when the request carries a good key, else undefined; never throws for a bad key. */
     identify: (request: FastifyRequest, reply: FastifyReply) => Promise<string | undefined>;
+    /**
+     * For a stream opened by an authenticated request: calls `onRevoked` once its key is revoked
+     * (see the header). Returns the function that stops watching: call it when the stream ends.
+     */
+    watchKey: (request: FastifyRequest, onRevoked: () => void) => () => void;
+    keyIndex: KeyIndexView;
   }
   interface FastifyRequest {
     /** The API key's owner; set by `authenticate`. */
@@ -39,7 +67,21 @@ declare module 'fastify' {
   }
 }
 
-const MAX_CACHED_KEYS = 10_000;
+export interface AuthOptions {
+  /**
+   * Where keys come from: `postgres` (the pool's `api_keys`, indexed and listened to), or `none`:
+   * no key is valid and nothing connects (the offline OpenAPI build).
+   */
+  readonly keys?: 'postgres' | 'none';
+}
+
+/**
+ * How often the keys of open streams are checked against the index. In memory, so cheap; it only
+ * catches a key revoked after its stream authenticated and before the stream began watching it.
+ */
+const WATCH_ROUND_MS = 1_000;
+/** How the listening connection shows in `pg_stat_activity`. */
+export const KEY_LISTENER_NAME = 'trawl-api-key-listener';
 
 /** The key a request presents, or undefined. Exported for the rate limiter's key generator. */
 export function presentedKey(request: FastifyRequest): string | undefined {
@@ -55,89 +97,133 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
-/** A bounded map of hash → (value, expiry); the oldest entry goes first when it is full. */
-class ExpiringCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
-  constructor(private readonly max: number) {}
+export default fp<AuthOptions>(
+  async (fastify, { keys = 'postgres' }) => {
+    const { keyResyncMs } = fastify.config;
+    const keyWatch = new KeyWatch({
+      everyMs: WATCH_ROUND_MS,
+      stillGood: async (hashes) => new Set(hashes.filter((hash) => index.knows(hash))),
+      onError: (err) => fastify.log.warn({ err }, 'could not end a revoked key\'s stream'),
+    });
+    const index = new KeyIndex({
+      loadPage: (prefix, after, limit) => activeKeysPage(fastify.db, prefix, after, limit),
+      // Revoked (or deleted, or given to another user): what it has open ends now.
+      onRemoved: (hash) => keyWatch.revoked(hash),
+      onResynced: () => void keyWatch.check(),
+    });
+    const resyncs = new Counter({
+      name: 'trawl_api_key_index_resyncs_total',
+      help: 'Full reloads of the in-memory API key index, by outcome (ok, failed)',
+      labelNames: ['outcome'],
+      registers: [fastify.metrics.registry],
+    });
+    let started = false;
+    function resync(why: string): void {
+      index.resync().then(
+        () => resyncs.inc({ outcome: 'ok' }),
+        (err: unknown) => {
+          resyncs.inc({ outcome: 'failed' });
+          fastify.log.warn({ err, why }, 'could not reload the API keys; the index keeps what it knew until the next reload');
+        },
+      );
+    }
+    const listener = new NotificationListener({
+      pool: fastify.db,
+      channel: API_KEY_CHANNEL,
+      applicationName: KEY_LISTENER_NAME,
+      onNotification: (payload) => {
+        const change = parseApiKeyChange(payload);
+        if (change.kind === 'key') index.apply(change);
+        else resync('api_keys was emptied, or a notification was not understood');
+      },
+      // What was announced while it was down is lost: reload (the first time, onReady does).
+      onListening: () => {
+        if (started) resync('listening again');
+      },
+      onDown: (err) => fastify.log.warn({ err }, 'the API keys\' listening connection is down; reconnecting (keys created or revoked meanwhile are seen once it is back)'),
+    });
+    new Gauge({
+      name: 'trawl_api_key_index_keys',
+      help: 'Active API keys in this instance\'s in-memory index',
+      registers: [fastify.metrics.registry],
+      collect() {
+        this.set(index.size);
+      },
+    });
+    new Gauge({
+      name: 'trawl_api_key_index_listening',
+      help: '1 while this instance hears API key changes (its listening connection is up)',
+      registers: [fastify.metrics.registry],
+      collect() {
+        this.set(listener.listening ? 1 : 0);
+      },
+    });
 
-  get(key: string, now: number): V | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    if (hit.until > now) return hit.value;
-    this.entries.delete(key);
-    return undefined;
-  }
-
-  set(key: string, value: V, until: number): void {
-    this.entries.delete(key);
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, until });
-  }
-}
-
-export default fp(
-  async (fastify) => {
-    const { keyCacheMs, unknownKeyCacheMs } = fastify.config;
-    const known = new ExpiringCache<string>(MAX_CACHED_KEYS);
-    const unknown = new ExpiringCache<true>(MAX_CACHED_KEYS);
-    const inFlight = new Map<string, Promise<string | undefined>>();
+    let periodic: NodeJS.Timeout | undefined;
+    fastify.addHook('onReady', async () => {
+      if (keys === 'none') return;
+      // LISTEN first: whatever commits during the first load is heard.
+      await listener.start();
+      // From here a reconnect reloads too, after this load if it comes during it.
+      started = true;
+      await index.resync();
+      resyncs.inc({ outcome: 'ok' });
+      periodic = setInterval(() => resync('periodic'), keyResyncMs);
+      periodic.unref();
+    });
+    fastify.addHook('onClose', async () => {
+      clearInterval(periodic);
+      keyWatch.close();
+      await listener.close();
+    });
 
     /** Counts a failed authentication against the address: 401, or 429 once its budget is spent. */
-    function failed(reply: FastifyReply, address: string, message: string): never {
-      const take = fastify.limits.authFailures.take(address);
-      if (!take.allowed) fastify.limits.refuse(reply, take, `limit of ${fastify.limits.authFailures.max} failed authentications from one address`);
+    function failed(reply: FastifyReply, request: FastifyRequest, message: string): never {
+      const limit = fastify.limits.authFailures;
+      const take = limit.take(clientAddressKey(request.ip));
+      if (!take.allowed) fastify.limits.refuse(reply, take, `limit of ${limit.max} failed authentications from one address`);
       throw new ApiError('UNAUTHENTICATED', message);
     }
 
-    function lookup(hash: string, key: string): Promise<string | undefined> {
-      const pending = userForApiKey(fastify.db, key).finally(() => inFlight.delete(hash));
-      inFlight.set(hash, pending);
-      return pending;
-    }
-
-    async function userOf(request: FastifyRequest, reply: FastifyReply): Promise<string> {
-      const address = clientAddressKey(request.ip);
+    function userOf(request: FastifyRequest, reply: FastifyReply): string {
       const key = presentedKey(request);
-      if (!key) failed(reply, address, 'missing API key: send "Authorization: Bearer <key>"');
-      if (!API_KEY_PATTERN.test(key)) failed(reply, address, 'unknown or revoked API key');
-      const hash = hashApiKey(key);
-      const now = Date.now();
-      const cached = known.get(hash, now);
-      if (cached) return cached;
-      if (unknown.get(hash, now)) failed(reply, address, 'unknown or revoked API key');
-      const running = inFlight.get(hash);
-      if (running) {
-        // Another request is looking this key up and has paid for it: share its answer.
-        const userId = await running;
-        if (!userId) failed(reply, address, 'unknown or revoked API key');
-        return userId;
-      }
-      // Paid for up front, so that many concurrent made-up keys cannot all get through to Postgres.
-      const take = fastify.limits.authFailures.take(address);
-      if (!take.allowed) fastify.limits.refuse(reply, take, `limit of ${fastify.limits.authFailures.max} failed authentications from one address`);
-      const userId = await lookup(hash, key);
-      if (!userId) {
-        if (unknownKeyCacheMs > 0) unknown.set(hash, true, Date.now() + unknownKeyCacheMs);
-        throw new ApiError('UNAUTHENTICATED', 'unknown or revoked API key');
-      }
-      fastify.limits.authFailures.give(address);
-      if (keyCacheMs > 0) known.set(hash, userId, Date.now() + keyCacheMs);
+      if (!key) failed(reply, request, 'missing API key: send "Authorization: Bearer <key>"');
+      const userId = API_KEY_PATTERN.test(key) ? index.userOf(hashApiKey(key)) : undefined;
+      if (userId === undefined) failed(reply, request, 'unknown or revoked API key');
       return userId;
     }
 
     fastify.decorateRequest('userId', '');
+    fastify.decorate('keyIndex', {
+      get size() {
+        return index.size;
+      },
+      knows: (hash: string) => index.knows(hash),
+      get listening() {
+        return listener.listening;
+      },
+      get resyncs() {
+        return index.resyncs;
+      },
+    } satisfies KeyIndexView);
     fastify.decorate('authenticate', async (request: FastifyRequest, reply: FastifyReply) => {
-      request.userId = await userOf(request, reply);
+      request.userId = userOf(request, reply);
+    });
+    fastify.decorate('watchKey', (request: FastifyRequest, onRevoked: () => void) => {
+      const key = presentedKey(request);
+      // Only authenticated requests open streams, so there is a key; without one there is nothing to revoke.
+      if (!key) return () => undefined;
+      return keyWatch.watch(hashApiKey(key), onRevoked);
     });
     fastify.decorate('identify', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!presentedKey(request)) return undefined;
       try {
-        return await userOf(request, reply);
+        return userOf(request, reply);
       } catch (err) {
         if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') return undefined;
         throw err;
       }
     });
   },
-  { name: 'auth', dependencies: ['dependencies', 'rate-limit'], fastify: '5.x' },
+  { name: 'auth', dependencies: ['dependencies', 'rate-limit', 'metrics'], fastify: '5.x' },
 );

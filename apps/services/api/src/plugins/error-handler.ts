@@ -62,6 +62,8 @@ export function toApiError(err: FastifyError | Error): ApiError {
 
 function sendError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(err);
+  // An hourly limit (webhook tests and re-deliveries) knows when room comes back.
+  if (err instanceof QuotaExceededError && err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
   if (apiError.statusCode >= 500) request.log.error({ err }, apiError.message);
   else request.log.info({ code: apiError.code, field: apiError.field }, apiError.message);
   // Headers such as retry-after set by the rate limiter stay on the reply.

@@ -8,7 +8,12 @@
  *   call may start a crawl.
  * - Failed authentications: `authFailureLimit` per client address (auth.ts). A made-up key is
  *   well-formed and gets a fresh per-key budget every time, so the per-key limit alone would let an
- *   address try keys for ever, each one a lookup; the address's failure budget is what stops that.
+ *   address try keys for ever; the address's failure budget slows that down. (A made-up key costs
+ *   no query: keys are looked up in memory. A valid key never counts against it.)
+ *
+ * - `/healthz` and `/readyz` (`config.rateLimit: 'health'`): `healthRateLimitMax` per client
+ *   address, and nothing else. They need no key, and a key must not buy a prober a fresh budget.
+ *   (`/readyz` also answers from a cached round of checks: routes/operations.ts.)
  *
  * - Open streams: `maxStreamsPerUser` SSE log streams and WebSocket feeds together per user
  *   (limits/stream-slots.ts), taken by the routes that open them.
@@ -31,6 +36,7 @@ declare module 'fastify' {
       readonly requests: WindowCounter;
       readonly crawls: WindowCounter;
       readonly authFailures: WindowCounter;
+      readonly health: WindowCounter;
       /** Open SSE streams and WebSocket feeds per user. */
       readonly streams: StreamSlots;
       /** Takes a stream slot for the user, or throws 429 TOO_MANY_STREAMS; returns its release. */
@@ -40,8 +46,8 @@ declare module 'fastify' {
     };
   }
   interface FastifyContextConfig {
-    /** `false`: not limited (health, metrics); `'crawl'`: the crawl budget too. */
-    rateLimit?: false | 'crawl';
+    /** `false`: not limited (metrics); `'crawl'`: the crawl budget too; `'health'`: the health budget only, per address. */
+    rateLimit?: false | 'crawl' | 'health';
   }
 }
 
@@ -57,12 +63,13 @@ function seconds(ms: number): number {
 
 export default fp(
   async (fastify) => {
-    const { rateLimitMax, crawlRateLimitMax, rateLimitWindowMs, authFailureLimit } = fastify.config;
+    const { rateLimitMax, crawlRateLimitMax, rateLimitWindowMs, authFailureLimit, healthRateLimitMax } = fastify.config;
     const windowText = `${seconds(rateLimitWindowMs)} s`;
     const limits = {
       requests: new WindowCounter({ max: rateLimitMax, windowMs: rateLimitWindowMs }),
       crawls: new WindowCounter({ max: crawlRateLimitMax, windowMs: rateLimitWindowMs }),
       authFailures: new WindowCounter({ max: authFailureLimit, windowMs: rateLimitWindowMs }),
+      health: new WindowCounter({ max: healthRateLimitMax, windowMs: rateLimitWindowMs }),
       streams: new StreamSlots(fastify.config.maxStreamsPerUser),
       stream(userId: string): () => void {
         const release = limits.streams.acquire(userId);
@@ -82,6 +89,11 @@ export default fp(
     fastify.addHook('onRequest', async (request, reply) => {
       const config = request.routeOptions.config;
       if (config?.rateLimit === false) return;
+      if (config?.rateLimit === 'health') {
+        const take = limits.health.take(clientAddressKey(request.ip));
+        if (!take.allowed) limits.refuse(reply, take, `rate limit of ${healthRateLimitMax} health checks from one address`);
+        return;
+      }
       const key = rateLimitKey(request);
       const take = limits.requests.take(key);
       reply.header('x-ratelimit-limit', String(rateLimitMax));

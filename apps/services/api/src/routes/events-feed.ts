@@ -3,18 +3,22 @@
  * first `{"type":"hello",...}`, then `{"type":"event","event":"PageFetched","job_id":...,"data":{...}}`
  * per event, and `{"type":"dropped","count":n}` when the client was too slow to get some (see
  * feed-client.ts for the policy). Filters: `job_id` (comma list) and `types` (comma list of event
- * names). A `job_id` that is not the caller's answers 404 before the upgrade.
+ * names). A `job_id` that is not the caller's answers 404 before the upgrade. A feed whose key is
+ * revoked is closed with code 4401 and reason `key_revoked` within the key cache's lifetime
+ * (`fastify.watchKey`); it gets no event after the revocation is seen.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { findJob } from '../data/jobs.ts';
+import { ownedJobIds } from '../data/jobs.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { FeedClient } from '../feed/feed-client.ts';
+import { CLOSE_KEY_REVOKED, FeedClient } from '../feed/feed-client.ts';
 import { FEED_EVENT_NAMES } from '../feed/feed-event.ts';
 import { errorResponses } from '../schemas/common.ts';
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const NAMES = FEED_EVENT_NAMES.join('|');
 const PING_MS = 30_000;
+/** A client that does not answer our close within this is cut, so that its stream slot comes back. */
+const CLOSE_GRACE_MS = 2_000;
 
 interface FeedQuery {
   job_id?: string;
@@ -52,15 +56,19 @@ const eventsFeedRoutes: FastifyPluginAsync = async (fastify) => {
       },
       preHandler: async (request) => {
         if (!fastify.liveFeed.connected) throw new ApiError('FEED_UNAVAILABLE', 'the live feed is not connected to Kafka yet; retry shortly');
-        for (const jobId of list(request.query.job_id) ?? []) {
-          if (!(await findJob(fastify.db, jobId, request.userId))) throw notFound('JOB_NOT_FOUND', jobId);
-        }
-        // The slot is taken before the upgrade, so that the refusal is an HTTP 429, and given back
-        // when the connection closes, however it ends (handshake failed, client gone, terminated).
-        if (request.ws) {
-          const release = fastify.limits.stream(request.userId);
-          request.raw.socket.once('close', release);
-        }
+        // A plain GET is answered 426 by the handler, without looking anything up.
+        if (!request.ws) return;
+        // The slot is taken before the upgrade (and before the job check: a user at the cap costs no
+        // query), so that the refusal is an HTTP 429, and given back when the connection closes,
+        // however it ends (handshake failed, client gone, terminated).
+        const release = fastify.limits.stream(request.userId);
+        request.raw.socket.once('close', release);
+        // Up to 100 job ids, checked in one query.
+        const asked = list(request.query.job_id) ?? [];
+        if (asked.length === 0) return;
+        const owned = await ownedJobIds(fastify.db, asked, request.userId);
+        const missing = asked.find((id) => !owned.has(id));
+        if (missing !== undefined) throw notFound('JOB_NOT_FOUND', missing);
       },
       handler: async () => {
         throw new ApiError('UPGRADE_REQUIRED', 'GET /events is a WebSocket: send "Upgrade: websocket"');
@@ -88,8 +96,15 @@ const eventsFeedRoutes: FastifyPluginAsync = async (fastify) => {
         alive = false;
         socket.ping();
       }, PING_MS);
+      const unwatch = fastify.watchKey(request, () => {
+        // No event after the revocation is seen, whether or not the client answers the close.
+        remove();
+        socket.close(CLOSE_KEY_REVOKED, 'key_revoked');
+        setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+      });
       socket.on('close', () => {
         clearInterval(ping);
+        unwatch();
         remove();
         fastify.metrics.feedClients.dec();
       });

@@ -2,30 +2,22 @@
  * `GET /jobs/:id/changes`: what changed in a run of a schedule since the schedule's previous
  * finished run — pages new, changed, gone, unchanged (by content hash), items new, changed, removed
  * (by item key, page and position). The comparison is @trawl/changes' (pure, over projector-pg's
- * read models, nothing stored), so a rebuilt read model gives the same answer.
+ * read models, nothing stored), so a rebuilt read model gives the same answer. It reads the runs in
+ * batches and keeps only what it lists (`limit` entries and 4 MiB per kind), so a request costs the
+ * API the same memory whatever the runs' size.
  */
-import { ITEM_CHANGE_KINDS, jobChanges, PAGE_CHANGE_KINDS, type ItemChange, type PageChange } from '@trawl/changes';
+import { jobChanges } from '@trawl/changes';
 import type { FastifyPluginAsync } from 'fastify';
 import { findJob } from '../data/jobs.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { jobChangesQuery } from '../schemas/changes.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 
-/** The entries of each kind, `limit` of each at most, and their counts. */
-function grouped<K extends string, T extends { readonly kind: K }>(kinds: readonly K[], entries: readonly T[], limit: number) {
-  const counts = {} as Record<K, number>;
-  const lists = {} as Record<K, Omit<T, 'kind'>[]>;
-  let truncated = false;
-  for (const kind of kinds) {
-    counts[kind] = 0;
-    lists[kind] = [];
-  }
-  for (const { kind, ...rest } of entries) {
-    counts[kind]++;
-    if (lists[kind].length < limit) lists[kind].push(rest);
-    else truncated = true;
-  }
-  return { counts, lists, truncated };
+/** A kind's entries as the answer lists them (the kind is the list's name). */
+function withoutKind<K extends string, T extends { readonly kind: K }>(lists: Readonly<Record<K, readonly T[]>>): Record<K, Omit<T, 'kind'>[]> {
+  const out = {} as Record<K, Omit<T, 'kind'>[]>;
+  for (const kind of Object.keys(lists) as K[]) out[kind] = lists[kind].map(({ kind: _kind, ...rest }) => rest);
+  return out;
 }
 
 const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
@@ -45,12 +37,10 @@ const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
     async (request) => {
       const { id } = request.params;
       if (!(await findJob(fastify.db, id, request.userId))) throw notFound('JOB_NOT_FOUND', id);
-      const answer = await jobChanges(fastify.db, id);
+      const answer = await jobChanges(fastify.db, id, { limit: request.query.limit });
       // A job the read model has no row of yet is one the API accepted itself: never a schedule's.
       if (answer.kind !== 'changes') throw new ApiError('JOB_NOT_SCHEDULED', `job ${id} was not started by a schedule: there is no previous run to compare it with`);
       const c = answer.changes;
-      const pages = grouped<PageChange['kind'], PageChange>(PAGE_CHANGE_KINDS, c.pages, request.query.limit);
-      const items = grouped<ItemChange['kind'], ItemChange>(ITEM_CHANGE_KINDS, c.items, request.query.limit);
       return {
         job_id: c.job_id,
         schedule_id: c.schedule_id,
@@ -58,9 +48,9 @@ const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
         previous_job_id: c.previous_job_id,
         settled: c.settled,
         waiting_for: c.waiting_for,
-        pages: { counts: pages.counts, ...pages.lists },
-        items: { counts: { ...items.counts, unchanged: c.items_unchanged }, ...items.lists },
-        truncated: pages.truncated || items.truncated,
+        pages: { counts: c.pages.counts, ...withoutKind(c.pages.lists) },
+        items: { counts: { ...c.items.counts, unchanged: c.items_unchanged }, ...withoutKind(c.items.lists) },
+        truncated: c.truncated,
       };
     },
   );

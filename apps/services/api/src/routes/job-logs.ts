@@ -10,7 +10,9 @@
  * EventSource sends back as `Last-Event-ID`.
  *
  * Each stream takes one of the user's stream slots (`TRAWL_API_MAX_STREAMS_PER_USER`) for as long
- * as it is open.
+ * as it is open. A stream whose key is revoked ends within the key cache's lifetime
+ * (`fastify.watchKey`) with `event: end` / `data: {job_id, reason: "key_revoked"}`: no status, no
+ * counters, nothing more of the job for a key that no longer has the right to it.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { findJob } from '../data/jobs.ts';
@@ -35,7 +37,8 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
         summary: "A job's log as Server-Sent Events: history, live lines, then `event: end`",
         description:
           'Each line is `id: <seq>` / `event: log` / `data: {seq, ts, level, msg, event, event_id, data}`; the stream ends with ' +
-          '`event: end` / `data: {status, ...counters}`. Reconnect with `Last-Event-ID` to resume without gaps or repeats.',
+          '`event: end` / `data: {status, ...counters}`. Reconnect with `Last-Event-ID` to resume without gaps or repeats. ' +
+          'When the API key is revoked the stream ends early with `event: end` / `data: {job_id, reason: "key_revoked"}`.',
         params: jobIdParams,
         querystring: logQuery,
         produces: ['text/event-stream'],
@@ -53,6 +56,13 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
       const { signal } = controller;
       open.add(controller);
       request.raw.once('close', () => controller.abort());
+      let revoked = false;
+      let ending = false;
+      const unwatch = fastify.watchKey(request, () => {
+        if (signal.aborted || ending) return; // ending anyway: the client left, the server stops, or the job's end is on its way
+        revoked = true;
+        controller.abort();
+      });
       reply.hijack();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -81,9 +91,12 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
           const step = await follower.next(fastify.config.sseHeartbeatMs, signal);
           if (step.kind === 'rows') {
             for (const row of step.rows) {
+              if (signal.aborted) break;
               await write(sseEvent('log', { seq: row.seq, ts: row.ts, level: row.level, msg: row.msg, event: row.event, event_id: row.event_id, data: row.data ?? {} }, row.seq));
             }
           } else if (step.kind === 'end') {
+            if (signal.aborted) break;
+            ending = true;
             const p = step.progress;
             await write(sseEvent('end', {
               job_id: id,
@@ -99,12 +112,14 @@ const jobLogsRoutes: FastifyPluginAsync = async (fastify) => {
           }
         }
       } catch (err) {
-        request.log.warn({ err, job_id: id }, 'log stream ended by an error');
+        if (!revoked) request.log.warn({ err, job_id: id }, 'log stream ended by an error');
       } finally {
+        unwatch();
         follower.close();
         release();
         open.delete(controller);
         fastify.metrics.sseStreams.dec();
+        if (revoked && !raw.destroyed) raw.write(sseEvent('end', { job_id: id, reason: 'key_revoked' }));
         raw.end();
       }
     },

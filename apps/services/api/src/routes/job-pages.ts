@@ -6,6 +6,7 @@ import { deleteJobContent } from '../content/delete-job-content.ts';
 import { listPages, pageFormatHash, type PageRow } from '../data/job-pages.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { contentFilename, userContentHeaders } from '../http/user-content.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 import { pageContentQuery, pageListQuery } from '../schemas/jobs.ts';
 
@@ -86,31 +87,34 @@ const jobPagesRoutes: FastifyPluginAsync = async (fastify) => {
     },
   );
 
-  fastify.get<{ Params: { id: string; fetch_id: string }; Querystring: { format: ContentFormat } }>(
+  fastify.get<{ Params: { id: string; fetch_id: string }; Querystring: { format: ContentFormat; inline: boolean } }>(
     '/jobs/:id/pages/:fetch_id/content',
     {
       schema: {
         tags: ['jobs'],
         summary: "A page's stored content in one format",
-        description: 'The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`.',
+        description:
+          'The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`. ' +
+          "Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), " +
+          '`X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.',
         params: { type: 'object', required: ['id', 'fetch_id'], properties: { ...jobIdParams.properties, fetch_id: { type: 'string', maxLength: 100 } } },
         querystring: pageContentQuery,
         response: {
-          200: { description: 'the content, as text/html, text/plain or text/markdown', type: 'string' },
+          200: { description: 'the content, as text/html, text/plain or text/markdown, sandboxed (see above)', type: 'string' },
           ...errorResponses('JOB_NOT_FOUND', 'PAGE_NOT_FOUND', 'CONTENT_NOT_FOUND'),
         },
       },
     },
     async (request, reply) => {
       const { id, fetch_id: fetchId } = request.params;
-      const { format } = request.query;
+      const { format, inline } = request.query;
       if (!(await findJob(fastify.db, id, request.userId))) throw notFound('JOB_NOT_FOUND', id);
       const hash = await pageFormatHash(fastify.db, id, fetchId, format);
       if (hash === undefined) throw new ApiError('PAGE_NOT_FOUND', `job ${id} has no page ${fetchId}`);
       if (hash === null) throw new ApiError('CONTENT_NOT_FOUND', `page ${fetchId} has no stored ${format}`);
       try {
         const text = await objectText(hash);
-        return reply.type(FORMAT_MEDIA_TYPES[format]).header('etag', `"${hash}"`).send(text);
+        return userContentHeaders(reply, { filename: contentFilename(fetchId, format), inline }).type(FORMAT_MEDIA_TYPES[format]).header('etag', `"${hash}"`).send(text);
       } catch (err) {
         if (err instanceof ContentNotFoundError) throw new ApiError('CONTENT_NOT_FOUND', `the ${format} of page ${fetchId} is no longer stored`);
         throw err;

@@ -7,10 +7,15 @@
  * code and `{status}`), with each dependency's check only for a valid API key; `/metrics` needs a
  * key. On the operator port (`TRAWL_METRICS_PORT`, operator-app.ts), which only operators reach,
  * all three answer in full without one. Dependency errors are redacted of credentials either way.
+ *
+ * `/healthz` and `/readyz` need no key, so they are limited per client address instead
+ * (`TRAWL_API_HEALTH_RATE_LIMIT`, plugins/rate-limit.ts), and `/readyz` answers from a round of
+ * checks at most `TRAWL_READY_CACHE_MS` old, one round in flight (streams' ReadinessCache): a
+ * burst of probes costs the dependencies one round, not four calls each.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
-import { runChecks, type ReadinessChecks } from '../health/readiness.ts';
+import { ReadinessCache, type ReadinessChecks } from '../health/readiness.ts';
 import { errorResponses } from '../schemas/common.ts';
 
 const checkSchema = {
@@ -36,15 +41,19 @@ export interface OperationsRoutesOptions {
 }
 
 const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = async (fastify, { checks, registry, operator = false }) => {
+  const readiness = new ReadinessCache(() => checks, { ttlMs: fastify.config.readyCacheMs });
+  // The operator port's own listener has no client to limit (only operators reach it).
+  const healthLimit = operator ? false : 'health';
+
   fastify.get(
     '/healthz',
     {
-      config: { rateLimit: false },
+      config: { rateLimit: healthLimit },
       schema: {
         tags: ['operations'],
         summary: 'Liveness: the process answers',
         security: [],
-        response: { 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
+        response: { ...(operator ? {} : { 429: errorResponses()[429] }), 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
       },
     },
     async () => ({ status: 'ok' }),
@@ -53,7 +62,7 @@ const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = async (fas
   fastify.get(
     '/readyz',
     {
-      config: { rateLimit: false },
+      config: { rateLimit: healthLimit },
       schema: {
         tags: ['operations'],
         summary: 'Readiness: Postgres, Kafka, the schema registry and ClickHouse answer (each check with an API key)',
@@ -63,7 +72,7 @@ const operationsRoutes: FastifyPluginAsync<OperationsRoutesOptions> = async (fas
     },
     async (request, reply) => {
       const detailed = operator || (await fastify.identify(request, reply)) !== undefined;
-      const results = await runChecks(checks);
+      const results = await readiness.results();
       const ok = Object.values(results).every((r) => r.ok);
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unready', ...(detailed ? { checks: results } : {}) });
     },

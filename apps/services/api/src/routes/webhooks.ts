@@ -9,6 +9,8 @@ import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { WebhookUrlCheck } from '../http/webhook-url.ts';
 import { errorResponses, uuidParams } from '../schemas/common.ts';
 import { deliveryListQuery, webhookBody, webhookPatch } from '../schemas/webhooks.ts';
+// Webhook limits (GET /quotas): subscriptions, and test/re-delivery calls an hour, checked and counted in the write's transaction.
+import { admitWebhook, admitWebhookRequest, inTransaction } from '@trawl/store';
 
 const deliveryParams = {
   type: 'object',
@@ -29,10 +31,13 @@ const webhooksRoutes: FastifyPluginAsync = async (fastify) => {
   }
 
   fastify.post<{ Body: NewWebhook }>('/webhooks', {
-    schema: { tags, summary: 'Subscribe a URL to events', body: webhookBody, response: { 201: webhookView, ...errorResponses('WEBHOOK_URL_REFUSED') } },
+    schema: { tags, summary: 'Subscribe a URL to events', body: webhookBody, response: { 201: webhookView, ...errorResponses('WEBHOOK_URL_REFUSED', 'QUOTA_EXCEEDED') } },
   }, async (request, reply) => {
-    await urls.check(request.body.url);
-    return reply.code(201).send(await createWebhook(fastify.db, request.userId, request.body));
+    await urls.check(request.body.url, request.log);
+    return reply.code(201).send(await inTransaction(fastify.db, async (tx) => {
+      await admitWebhook(tx, request.userId, fastify.config.webhookQuotas);
+      return createWebhook(tx, request.userId, request.body, fastify.secrets);
+    }));
   });
 
   fastify.get('/webhooks', {
@@ -47,8 +52,8 @@ const webhooksRoutes: FastifyPluginAsync = async (fastify) => {
     schema: { tags, summary: 'Change a webhook (url, events, secret, filters, active)', params: uuidParams, body: webhookPatch, response: { 200: webhookView, ...errorResponses('WEBHOOK_NOT_FOUND', 'WEBHOOK_URL_REFUSED') } },
   }, async (request) => {
     await own(request.params.id, request.userId);
-    if (request.body.url !== undefined) await urls.check(request.body.url);
-    const w = await updateWebhook(fastify.db, request.params.id, request.userId, request.body);
+    if (request.body.url !== undefined) await urls.check(request.body.url, request.log);
+    const w = await updateWebhook(fastify.db, request.params.id, request.userId, request.body, fastify.secrets);
     if (!w) throw notFound('WEBHOOK_NOT_FOUND', request.params.id);
     return w;
   });
@@ -77,19 +82,27 @@ const webhooksRoutes: FastifyPluginAsync = async (fastify) => {
   });
 
   fastify.post<{ Params: { id: string; delivery_id: string } }>('/webhooks/:id/deliveries/:delivery_id/redeliver', {
-    schema: { tags, summary: 'Send a delivery again (one attempt, same body and id)', params: deliveryParams, response: { 202: deliveryView, ...errorResponses('WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND') } },
+    schema: { tags, summary: 'Send a delivery again (one attempt, same body and id)', params: deliveryParams, response: { 202: deliveryView, ...errorResponses('WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'QUOTA_EXCEEDED') } },
   }, async (request, reply) => {
     await own(request.params.id, request.userId);
-    const d = await requestRedelivery(fastify.db, request.params.id, request.params.delivery_id);
-    if (!d) throw notFound('DELIVERY_NOT_FOUND', request.params.delivery_id);
+    // A call for no delivery throws inside the transaction: it counts nothing.
+    const d = await inTransaction(fastify.db, async (tx) => {
+      await admitWebhookRequest(tx, request.userId, fastify.config.webhookQuotas);
+      const found = await requestRedelivery(tx, request.params.id, request.params.delivery_id);
+      if (!found) throw notFound('DELIVERY_NOT_FOUND', request.params.delivery_id);
+      return found;
+    });
     return reply.code(202).send(d);
   });
 
   fastify.post<{ Params: { id: string } }>('/webhooks/:id/test', {
-    schema: { tags, summary: 'Send a `webhook.test` event (one attempt; see its delivery)', params: uuidParams, response: { 202: deliveryView, ...errorResponses('WEBHOOK_NOT_FOUND') } },
+    schema: { tags, summary: 'Send a `webhook.test` event (one attempt; see its delivery)', params: uuidParams, response: { 202: deliveryView, ...errorResponses('WEBHOOK_NOT_FOUND', 'QUOTA_EXCEEDED') } },
   }, async (request, reply) => {
     await own(request.params.id, request.userId);
-    return reply.code(202).send(await requestTestDelivery(fastify.db, request.params.id));
+    return reply.code(202).send(await inTransaction(fastify.db, async (tx) => {
+      await admitWebhookRequest(tx, request.userId, fastify.config.webhookQuotas);
+      return requestTestDelivery(tx, request.params.id);
+    }));
   });
 };
 

@@ -36,7 +36,7 @@ export const jobChangesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: 'entries listed per kind at most (the counts are whole); `truncated` says when a list was cut' },
+    limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: 'entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut' },
   },
 } as const;
 
@@ -82,6 +82,6 @@ export const jobChangesSchema = {
         removed: list(itemChange, 'by page, then position'),
       },
     },
-    truncated: { type: 'boolean', description: 'a list holds `limit` entries and more were left out' },
+    truncated: { type: 'boolean', description: 'a list was cut (at `limit` entries or about 4 MiB) and holds fewer entries than its count: each list is the first of its kind in its order' },
   },
 } as const;

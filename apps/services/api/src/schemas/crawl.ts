@@ -1,4 +1,5 @@
 import { USER_ID_PATTERN, errorResponses } from './common.ts';
+import { requestOptionProperties } from './request-options.ts';
 
 export const timeZoneProperty = {
   type: 'string',
@@ -53,7 +54,7 @@ export const crawlBodySchema = {
     content_retention: {
       type: 'integer',
       minimum: 1,
-      description: "seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 365 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs",
+      description: "seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs",
     },
     max_age: {
       type: 'integer',
@@ -78,6 +79,7 @@ export const crawlBodySchema = {
       propertyNames: { maxLength: 100 },
       additionalProperties: { type: 'string', maxLength: 2000 },
     },
+    ...requestOptionProperties,
   },
 } as const;
 
@@ -116,7 +118,7 @@ export const crawlScheduledSchema = {
 export const crawlResponses = {
   200: { description: crawlAcceptedSchema.description, $ref: 'CrawlAccepted#' },
   202: { description: crawlScheduledSchema.description, $ref: 'CrawlScheduled#' },
-  ...errorResponses('MISSING_PARAM', 'RETENTION_TOO_LONG', 'INVALID_JSON', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'QUOTA_EXCEEDED', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+  ...errorResponses('MISSING_PARAM', 'RETENTION_TOO_LONG', 'HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED', 'INVALID_JSON', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'QUOTA_EXCEEDED', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
 } as const;
 
 export const crawlQuerySchema = {

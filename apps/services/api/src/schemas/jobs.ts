@@ -122,7 +122,10 @@ export const pageContentQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['format'],
-  properties: { format: { type: 'string', enum: ['html', 'text', 'markdown'] } },
+  properties: {
+    format: { type: 'string', enum: ['html', 'text', 'markdown'] },
+    inline: { type: 'boolean', default: false, description: 'answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment`' },
+  },
 } as const;
 
 export const itemSchema = {

@@ -14,6 +14,12 @@ describe('job log lines', () => {
     expect(line.msg).toBe('fetched https://a.example/x -> https://a.example/y 404 (10 B, 1500 ms, 1 item, browser, truncated, attempt 2)');
   });
 
+  it('warns, with its code, when the content the job would keep was refused (storage quota)', () => {
+    const line = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/p/2', final_url: 'https://shop.example/p/2', status: 200, bytes: 2048, fetch_ms: 7, item_count: 0, attempt: 1, render_mode: 'http', truncated: false, content_refused: 'STORAGE_QUOTA_EXCEEDED' });
+    expect(line).toMatchObject({ level: 'warn', msg: 'fetched https://shop.example/p/2 200 (2.0 KB, 7 ms, 0 items, content not kept: STORAGE_QUOTA_EXCEEDED)', data: { content_refused: 'STORAGE_QUOTA_EXCEEDED' } });
+    expect(logLine('PageFetched', { ...samples.PageFetched, status: 200, content_refused: null }).data).not.toHaveProperty('content_refused');
+  });
+
   it('logs a failed page as an error with its code and attempts', () => {
     const line = logLine('PageFailed', { ...samples.PageFailed, url: 'https://a.example/z', status: null, error_code: 'TIMEOUT', error_message: 'timed out after 10 s', attempts: 4 });
     expect(line).toMatchObject({ level: 'error', msg: 'failed https://a.example/z after 4 attempts: TIMEOUT timed out after 10 s' });

@@ -78,13 +78,17 @@ export function logLine<N extends LoggedEventName>(name: N, event: EventMap[N]):
       if (e.render_mode === 'browser') extras.push('browser');
       if (e.truncated) extras.push('truncated');
       if (e.attempt > 1) extras.push(`attempt ${e.attempt}`);
+      // Content the job would have kept and did not (the user's storage quota): a warning with its code.
+      const refused = e.content_refused ?? null;
+      if (refused) extras.push(`content not kept: ${refused}`);
       const redirect = e.final_url !== e.url ? ` -> ${e.final_url}` : '';
       return {
-        level: e.status >= 400 ? 'warn' : 'info',
+        level: e.status >= 400 || refused ? 'warn' : 'info',
         msg: `fetched ${e.url}${redirect} ${e.status} (${extras.join(', ')})`,
         data: {
           fetch_id: e.fetch_id, url: e.url, final_url: e.final_url, status: e.status, bytes: e.bytes, fetch_ms: e.fetch_ms,
           items: e.item_count, links: e.links.length, depth: e.depth, render_mode: e.render_mode,
+          ...(refused ? { content_refused: refused } : {}),
         },
       };
     }

@@ -8,6 +8,7 @@ import { samples } from '@trawl/schemas';
 import { EventCodec, EventProducer, type RetryTier } from '@trawl/streams';
 import { createTestTopics, deleteSubjects, requireStack, testId, testKafka, testLogger, type TestTopics } from '@trawl/streams/testing';
 import { migrate, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
+import { sealWebhookSecret, secretBoxFromEnv } from '@trawl/store/secrets';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import { setupReadModels } from '@trawl/projector-pg';
 import { startWebhookService, type WebhookService } from '../../src/index.ts';
@@ -78,12 +79,15 @@ export class WebhookHarness {
     await deleteSubjects(this.topics?.prefix ?? 'never');
   }
 
-  /** A subscription of `user` delivering to the receiver's `path` (or to `filter.url`); its id. */
-  async subscribe(user: string, path: string, events: readonly string[], filter: { job_id?: string; url?: string } = {}): Promise<string> {
+  /**
+   * A subscription of `user` delivering to the receiver's `path` (or to `filter.url`); its id. The
+   * secret is stored sealed, as the API stores it, under the key the service opens it with.
+   */
+  async subscribe(user: string, path: string, events: readonly string[], filter: { job_id?: string; schedule_id?: string; url?: string } = {}): Promise<string> {
     const id = randomUUID();
     const secret = `secret-${randomUUID()}`;
-    await this.db.pool.query('INSERT INTO webhooks (id, user_id, url, events, secret, job_id) VALUES ($1, $2, $3, $4, $5, $6)', [
-      id, user, filter.url ?? this.receiver.url(path, secret), events, secret, filter.job_id ?? null,
+    await this.db.pool.query('INSERT INTO webhooks (id, user_id, url, events, secret, job_id, schedule_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      id, user, filter.url ?? this.receiver.url(path, secret), events, sealWebhookSecret(secretBoxFromEnv(), id, secret), filter.job_id ?? null, filter.schedule_id ?? null,
     ]);
     return id;
   }

@@ -1,10 +1,10 @@
 /**
  * `trawl keys create <user> [--label text]`: a new API key for `user`, printed alone on stdout
  * (so `npx trawl keys create alice > .trawl/api-key` works), its id on stderr.
- * `trawl keys revoke <key id>`: the key is refused from then on (the API may accept it for up to
- * its key cache, `TRAWL_API_KEY_CACHE_MS`). `trawl keys list [<user>]`: ids, owners, labels and
- * states, never a key. All talk to Postgres directly, as an operator: keys must be manageable
- * before, and without, a running API.
+ * `trawl keys revoke <key id>`: the key is refused from then on (every API instance hears of a
+ * new or revoked key by notification, milliseconds after the commit). `trawl keys list [<user>]`:
+ * ids, owners, labels and states, never a key. All talk to Postgres directly, as an operator:
+ * keys must be manageable before, and without, a running API.
  */
 import { API_KEY_ID_PATTERN, API_MIGRATION_OWNER, API_MIGRATIONS, createApiKey, InvalidUserIdError, listApiKeys, revokeApiKey, type ApiKeyListing, type CreatedApiKey } from '@trawl/api/keys';
 import { createPool, migrate, type Pool } from '@trawl/store';

@@ -2,7 +2,9 @@
  * `trawl up`: the local stack, then every service in the background (logs in .trawl/logs/). Apps
  * that do not exist yet are skipped with a warning, so the command works while Trawl grows.
  */
+import { ALLOW_STACK_VARIABLE, describeExposures, egressPolicyFromEnv, type EgressGuardOptions } from '@trawl/crawl/egress';
 import { formatUpStep, formatUpSummary, stackUp, styleFor as stackStyle } from '@trawl/stack';
+import { stackListeners } from '@trawl/streams';
 import { apiBaseUrl } from '../lib/api-client.ts';
 import { CliError } from '../lib/cli-error.ts';
 import { styleFor } from '../lib/format.ts';
@@ -33,6 +35,26 @@ export function serviceEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Process
   return { ...env, TRAWL_FETCH_ALLOW: env.TRAWL_FETCH_ALLOW ?? localFetchAllow(env) };
 }
 
+/**
+ * What `trawl up` checks before it starts anything: it prints the allow-list every service will get
+ * (one inherited from a shell is easy to miss), and refuses one that opens a port of the stack
+ * itself — Postgres, ClickHouse, Kafka, the registry, S3, the API, an operator port — to every
+ * tenant's crawls, unless TRAWL_FETCH_ALLOW_STACK=1 says so on purpose. Each service checks again
+ * at its own start. `env` is `trawl up`'s own environment; the services get serviceEnv(env).
+ */
+export async function checkEgress(env: NodeJS.ProcessEnv, options: EgressGuardOptions = {}): Promise<{ readonly line: string; readonly warning: string | null }> {
+  const services = serviceEnv(env);
+  const text = services.TRAWL_FETCH_ALLOW ?? '';
+  const origin = env.TRAWL_FETCH_ALLOW === undefined ? "trawl up's default: the demo site's port" : 'from the environment';
+  const { exposures } = await egressPolicyFromEnv(stackListeners(services), services, options).catch((err: unknown) => {
+    throw new CliError(`${(err as Error).message} Nothing was started.`);
+  });
+  return {
+    line: text.trim() === '' ? `egress: TRAWL_FETCH_ALLOW is empty (${origin}): crawls reach the public internet only` : `egress: TRAWL_FETCH_ALLOW=${text} (${origin})`,
+    warning: exposures.length > 0 ? `${ALLOW_STACK_VARIABLE}=1: tenants' crawls may reach the stack itself: ${describeExposures(exposures)}` : null,
+  };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function waitForHttp(url: string, timeoutMs: number): Promise<boolean> {
@@ -54,6 +76,9 @@ export async function up(): Promise<void> {
   const err = process.stderr;
   const s = styleFor(err);
   const st = stackStyle(err);
+  const egress = await checkEgress(process.env);
+  err.write(`${egress.line}\n`);
+  if (egress.warning) err.write(s.yellow(`! ${egress.warning}\n`));
   const report = await stackUp({ onStep: (step) => void err.write(formatUpStep(step, st) + '\n') });
   err.write(formatUpSummary(report.ok, report.ms, report.steps, st) + '\n');
   if (!report.ok) throw new CliError('the local stack did not come up (see above); services were not started');

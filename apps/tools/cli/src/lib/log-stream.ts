@@ -16,6 +16,8 @@ export interface LogLine {
 }
 
 export interface LogEnd {
+  /** Set instead of the job's outcome when the server ended the stream early (`key_revoked`). */
+  readonly reason?: string;
   readonly status: string;
   readonly pages_fetched: number;
   readonly pages_failed: number;
@@ -43,11 +45,17 @@ export async function followLogs(api: ApiClient, jobId: string, onLine: (line: L
         failures = 0;
         for (const m of parser.push(decoder.decode(value, { stream: true }))) {
           if (m.event === 'log') onLine(JSON.parse(m.data) as LogLine);
-          else if (m.event === 'end') return JSON.parse(m.data) as LogEnd;
+          else if (m.event === 'end') {
+            const end = JSON.parse(m.data) as LogEnd;
+            if (end.reason === 'key_revoked') throw new CliError('the API key was revoked: the log stream was ended');
+            if (end.reason !== undefined) throw new CliError(`the server ended the log stream: ${end.reason}`);
+            return end;
+          }
         }
       }
       throw new Error('the stream closed before its end event');
     } catch (err) {
+      if (err instanceof CliError) throw err;
       if (err instanceof ApiRequestError && err.status < 500) throw err;
       if (options.signal?.aborted) throw new CliError('interrupted');
       if (++failures > (options.maxRetries ?? 10)) throw new CliError(`lost the log stream: ${(err as Error).message}`);
