@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
 import type { PageFailed } from '@trawl/schemas';
 import { Pipeline, type Child } from '../src/pipeline.ts';
-import { freePort, sleep } from './chaos/support.ts';
+import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
+import { freePort } from './chaos/support.ts';
 
 const BYSTANDER_PAGES = 600;
 /** Pages of 40,000 sibling elements: `b:nth-last-child(3)` (a selector the API accepts) costs ~10 s of CPU on each. */
@@ -35,32 +36,11 @@ let pipeline: Pipeline;
 let worker: Child;
 let base: string;
 
-type Api = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
 let bystander: Api;
 let attacker: Api;
 
-function client(key: string): Api {
-  return async (method, path, body) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
-}
-
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v)) return v;
-    pipeline.checkChildren();
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await sleep(100);
-  }
-}
+const client = (key: string): Api => apiClient(base, key);
+const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline, 100);
 
 const TERMINAL = new Set(['finished', 'failed', 'cancelled']);
 
@@ -177,7 +157,7 @@ describe('hostile tenants against a bystander on the same worker', () => {
     expect(worker.process.pid).toBe(pid);
     // Without the limit each page held the worker for its whole cost (~10 s, or the watchdog's
     // kill and three deliveries each), and the bystander waited that long.
-    expect(run.ms).toBeLessThan(soloMs + HOSTILE_PAGES * PARSE_TIMEOUT_MS + 5_000);
+    expect(run.ms).toBeLessThan(2 * soloMs + HOSTILE_PAGES * PARSE_TIMEOUT_MS + 10_000);
     table.push({
       attack: `${HOSTILE_PAGES} pages of ${HOSTILE_SIBLINGS.toLocaleString('en')} siblings under \`b:nth-last-child(3)\` (accepted)`,
       limit: `\`TRAWL_PARSE_TIMEOUT\` after ${PARSE_TIMEOUT_MS} ms on a parse thread; worker not restarted`,
@@ -251,7 +231,8 @@ describe('hostile tenants against a bystander on the same worker', () => {
       const answers = await Promise.all(Array.from({ length: 400 }, () => fetch(`${base}/readyz`, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status)));
       return answers;
     });
-    expect(run.attack.filter((s) => s === 429).length).toBeGreaterThan(0);
-    table.push({ attack: '400 `/readyz` at once, no key', limit: `answers from one cached round; ${run.attack.filter((s) => s === 429).length} of 400 refused 429 (\`TRAWL_API_HEALTH_RATE_LIMIT\`)`, bystander: run.text });
+    // Never refused (a balancer's probes share addresses); past the budget the last round answers.
+    expect(run.attack.every((s) => s === 200 || s === 503)).toBe(true);
+    table.push({ attack: '400 `/readyz` at once, no key', limit: 'one cached round of checks for the burst; past `TRAWL_API_HEALTH_RATE_LIMIT` the last round answers, no check runs', bystander: run.text });
   }, 300_000);
 });

@@ -5,6 +5,8 @@ import { extractItems, type ExtractedItem, type ExtractedItems, type ItemLimits 
 import { extractLinks, type ExtractedLinks, type LinkLimits } from './extract-links.ts';
 import { loadHtml } from './load-html.ts';
 import { findNextPage } from './pagination.ts';
+import { cachedSelectorProblem, specSelectors } from './selector-check.ts';
+import { InvalidSpecError } from '../errors.ts';
 
 export interface ParseLimits extends LinkLimits, ItemLimits {}
 
@@ -73,6 +75,7 @@ function cutOf(dropped: ExtractedLinks['dropped'], items: ExtractedItems['cut'])
 
 export function parsePage(input: ParsePageInput): ParsedPage {
   const rules = input.rules ?? compileRules(requireSpec(input.spec));
+  checkSelectors(rules.spec);
   const limits = input.limits ?? DEFAULT_PARSE_LIMITS;
   const doc = loadHtml(input.html);
   const base = baseUrlOf(doc, input.finalUrl);
@@ -80,6 +83,20 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const { items, bytes, cut } = extractItems(doc, rules.spec, base, input.url, limits);
   const nextPage = findNextPage(doc, rules, base, input.url, items.length);
   return { links, nextPage, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut) };
+}
+
+/**
+ * The spec's selectors, as the API checks them when a website is saved (selector-check.ts): a
+ * website saved before the check meets it here, and its pages fail TRAWL_INVALID_SPEC rather than
+ * run a selector whose cost grows with the page. Checked where pages are parsed, not with the
+ * crawl rules: the frontier compiles rules too, and a job dispatched before the check must still
+ * end there.
+ */
+function checkSelectors(spec: CrawlSpec): void {
+  for (const [field, selector] of specSelectors(spec)) {
+    const problem = cachedSelectorProblem(selector);
+    if (problem) throw new InvalidSpecError(`${field} ${JSON.stringify(selector)} ${problem.message}`);
+  }
 }
 
 function requireSpec(spec: CrawlSpec | undefined): CrawlSpec {

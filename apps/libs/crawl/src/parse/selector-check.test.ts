@@ -75,3 +75,16 @@ describe('specSelectors', () => {
     ]);
   });
 });
+
+describe('where the check bites', () => {
+  it('a spec saved before the check fails its pages at parse time, while its rules (which the frontier compiles) still compile', async () => {
+    const { compileRules } = await import('../rules/crawl-rules.ts');
+    const { parsePage } = await import('./parse-page.ts');
+    const { testSpec } = await import('../rules/test-spec.ts');
+    const { InvalidSpecError } = await import('../errors.ts');
+    const spec = testSpec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null }] });
+    const rules = compileRules(spec);
+    expect(rules.check('http://a.test/x', 'http://a.test/')).toBeNull();
+    expect(() => parsePage({ html: '<ul><li>a</li><li>b</li></ul>', url: 'http://a.test/', finalUrl: 'http://a.test/', rules })).toThrow(InvalidSpecError);
+  });
+});

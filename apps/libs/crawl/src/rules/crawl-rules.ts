@@ -2,7 +2,6 @@ import type { CrawlSpec } from '@trawl/schemas';
 import { InvalidSpecError } from '../errors.ts';
 import { DEFAULT_TRAP_GUARDS, detectTrap, type TrapGuardOptions } from './trap-guards.ts';
 import { PatternError, PatternList } from './user-patterns.ts';
-import { selectorProblem, specSelectors } from '../parse/selector-check.ts';
 
 /** Why a link is not followed; null means it is kept. */
 export type RuleVerdict = 'off_host' | 'not_included' | 'excluded' | 'url_too_long' | 'path_too_deep' | 'repeated_segments' | null;
@@ -26,7 +25,6 @@ export class CrawlRules {
     readonly spec: CrawlSpec,
     private readonly traps: TrapGuardOptions = DEFAULT_TRAP_GUARDS,
   ) {
-    checkSelectors(spec);
     this.include = compileAll(spec.include_patterns, 'include_patterns');
     this.exclude = compileAll(spec.exclude_patterns, 'exclude_patterns');
     const exact = new Set<string>();
@@ -70,7 +68,7 @@ export class CrawlRules {
   }
 }
 
-/** Compile a spec's rules; throws {@link InvalidSpecError} naming the bad pattern or selector. */
+/** Compile a spec's rules; throws {@link InvalidSpecError} naming the bad pattern. */
 export function compileRules(spec: CrawlSpec, traps?: TrapGuardOptions): CrawlRules {
   return new CrawlRules(spec, traps);
 }
@@ -81,17 +79,6 @@ function compileAll(patterns: readonly string[], field: string): PatternList {
   } catch (err) {
     if (!(err instanceof PatternError)) throw err;
     throw new InvalidSpecError(`${field}[${err.index}] ${JSON.stringify(patterns[err.index])} ${err.message}`, { cause: err });
-  }
-}
-
-/**
- * A spec's selectors, as the API checks them when a website is saved (selector-check.ts): a
- * website saved before the check, or a selector filled in from params, meets it here once per job.
- */
-function checkSelectors(spec: CrawlSpec): void {
-  for (const [field, selector] of specSelectors(spec)) {
-    const problem = selectorProblem(selector);
-    if (problem) throw new InvalidSpecError(`${field} ${JSON.stringify(selector)} ${problem.message}`);
   }
 }
 

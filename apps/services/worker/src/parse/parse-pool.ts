@@ -18,12 +18,13 @@
  *   to the other jobs' pages — the pool starts another thread beside it, up to three times
  *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
  *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
- *   process may not raise a thread's priority back (no CAP_SYS_NICE), the first such parse says so
- *   in the log and slow parses keep their priority from then on.
+ *   process may not raise a thread's priority back (no CAP_SYS_NICE, checked at start), slow parses
+ *   are not lowered: a thread left at nice 19 would parse every later page at it.
  *
  * The main thread keeps fetching and producing while pages parse; the loop watchdog is a last
  * resort again. TRAWL_PARSE_THREADS=0 parses on the main thread (unbounded: for measurements).
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
@@ -64,6 +65,24 @@ interface Running {
 const LOWEST_PRIORITY = 19;
 export const DEFAULT_PARSE_THREAD_MEMORY_MB = 512;
 
+/**
+ * Whether this process may raise a thread's priority back after lowering it: CAP_SYS_NICE (bit 23 of
+ * the effective capabilities; root has it). Without it a lowered thread would stay at nice 19 for
+ * every later page, so slow parses are then not lowered at all (they still give their slot back).
+ */
+export function mayRaisePriority(status = readProcStatus()): boolean {
+  const hex = /^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+  return hex !== undefined && (BigInt(`0x${hex}`) & (1n << 23n)) !== 0n;
+}
+
+function readProcStatus(): string {
+  try {
+    return readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** TRAWL_PARSE_THREADS (default: the cores, at least 2), TRAWL_PARSE_TIMEOUT_MS (5000), TRAWL_PARSE_THREAD_MEMORY_MB (512). */
 export function parsePoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ParsePoolOptions {
   const whole = (name: string, dflt: number, min: number) => {
@@ -97,8 +116,10 @@ export class ParsePool {
   private readonly slots: FairSlots<string>;
   private readonly stopped;
   private readonly slow;
-  /** Whether slow parses are lowered in priority: until raising one back is refused. */
-  private renice = true;
+  /** Whether slow parses are lowered in priority: only where their priority can be raised back (mayRaisePriority). */
+  private renice = mayRaisePriority();
+  /** Tags each parse's cell, so a stopped thread that starts its task late cannot stamp the next parse's cell. */
+  private generation = 0n;
   /**
    * Where threads stamp each running parse's start (epoch ms) and their thread id, two cells per
    * parse running: shared with every thread once, at its start (workerData), so a page's message
@@ -141,16 +162,19 @@ export class ParsePool {
   private async parseNow(job: ParseJob, lease: SlotLease, page?: AbortSignal): Promise<Extract<ParseAnswer, { ok: true }>['page']> {
     // At most maxThreads parses hold a slot or a detached one (FairSlots), so a cell is always free.
     const cell = this.freeCells.pop()!;
-    Atomics.store(this.stamps, 2 * cell, 0n);
+    // Not started: minus this parse's generation, which the thread swaps for its start time (parse-thread.ts).
+    const generation = ++this.generation;
+    Atomics.store(this.stamps, 2 * cell + 1, 0n);
+    Atomics.store(this.stamps, 2 * cell, -generation);
     const stop = new AbortController();
     const run: Running = { lease, stop, lowered: 0, slow: false, timedOut: false };
     const onPageAbort = () => stop.abort(page!.reason);
     page?.addEventListener('abort', onPageAbort, { once: true });
     this.running.set(cell, run);
     this.sweeper ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
-    let answer: ParseAnswer;
+    let answer: ParseAnswer | undefined;
     try {
-      answer = await this.piscina.run({ ...job, cell }, { signal: stop.signal });
+      answer = await this.piscina.run({ ...job, cell, generation }, { signal: stop.signal });
     } catch (err) {
       if (run.timedOut) {
         this.stopped.inc({ reason: 'timeout' });
@@ -169,8 +193,8 @@ export class ParsePool {
         clearInterval(this.sweeper);
         this.sweeper = undefined;
       }
-      // A thread stopped is gone; one that finished goes on parsing other pages at its usual priority.
-      if (run.lowered > 0 && !stop.signal.aborted) this.restore(run.lowered);
+      // A thread that answered goes on parsing other pages, at its usual priority again; one stopped is gone.
+      if (run.lowered > 0 && answer !== undefined) this.restore(run.lowered);
     }
     if (answer.ok) return answer.page;
     if (answer.code === 'TRAWL_INVALID_SPEC') throw new InvalidSpecError(answer.message);
@@ -186,7 +210,7 @@ export class ParsePool {
     const now = Date.now();
     for (const [cell, run] of this.running) {
       const startedAt = Number(Atomics.load(this.stamps, 2 * cell));
-      if (startedAt === 0) continue;
+      if (startedAt <= 0) continue;
       const ran = now - startedAt;
       if (ran >= this.options.timeoutMs && !run.timedOut) {
         run.timedOut = true;
@@ -215,8 +239,10 @@ export class ParsePool {
     try {
       setPriority(tid, 0);
     } catch (err) {
+      // ESRCH: the thread ended meanwhile, nothing to restore. Anything else: stop lowering.
+      if ((err as { code?: string }).code === 'ESRCH' || (err as { info?: { code?: string } }).info?.code === 'ESRCH') return;
       this.renice = false;
-      this.logger?.warn({ err, tid }, 'a parse thread\'s priority cannot be raised back (no CAP_SYS_NICE): slow parses keep their priority from now on');
+      this.logger?.warn({ err, tid }, 'a parse thread\'s priority could not be raised back: slow parses keep their priority from now on');
     }
   }
 

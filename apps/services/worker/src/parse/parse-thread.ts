@@ -19,6 +19,8 @@ export type ParseAnswer =
  */
 export interface ThreadParseJob extends ParseJob {
   readonly cell: number;
+  /** What the cell holds, negated, until this parse starts: a stopped thread's late start stamps nothing. */
+  readonly generation: bigint;
 }
 
 const stamps = (workerData as { stamps: BigInt64Array }).stamps;
@@ -36,8 +38,7 @@ const tid = threadId();
 const rules = new RulesCache(256);
 
 export default function parseInThread(job: ThreadParseJob): ParseAnswer {
-  Atomics.store(stamps, 2 * job.cell + 1, tid);
-  Atomics.store(stamps, 2 * job.cell, BigInt(Date.now()));
+  if (Atomics.compareExchange(stamps, 2 * job.cell, -job.generation, BigInt(Date.now())) === -job.generation) Atomics.store(stamps, 2 * job.cell + 1, tid);
   try {
     const page = parsePage({ html: job.html, url: job.url, finalUrl: job.finalUrl, rules: rules.get(job.jobId, job.spec), limits: job.limits });
     return { ok: true, page: { links: page.links, nextPage: page.nextPage, items: page.items, cut: page.cut } };
