@@ -43,9 +43,12 @@ export class ReadinessCache {
     this.run = options.run ?? runChecks;
   }
 
-  /** The latest round's results when fresh, else the round in flight, else a new round. */
-  results(): Promise<Record<string, CheckResult>> {
-    if (this.last && this.now() - this.last.at < this.options.ttlMs) return Promise.resolve(this.last.results);
+  /**
+   * The latest round's results when fresh (or, with `stale`, whatever their age), else the round
+   * in flight, else a new round.
+   */
+  results(options: { readonly stale?: boolean } = {}): Promise<Record<string, CheckResult>> {
+    if (this.last && (options.stale || this.now() - this.last.at < this.options.ttlMs)) return Promise.resolve(this.last.results);
     if (this.inFlight) return this.inFlight;
     const round = this.run(this.checks(), this.options.timeoutMs)
       .then((results) => {

@@ -1,1 +1,2 @@
 export { Pipeline, type AppName, type Child, type PipelineOptions } from './pipeline.ts';
+export { apiClient, until, type Api, type ApiAnswer } from './api-client.ts';

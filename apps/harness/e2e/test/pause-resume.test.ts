@@ -21,6 +21,7 @@ import type { FetchRequested, JobCompleted, JobDispatched, JobPaused, JobResumed
 import { readEvents, readProjectionOffsets, watermarks } from '@trawl/streams';
 import { jobRunTimes, type ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../src/pipeline.ts';
+import { apiClient } from '../src/api-client.ts';
 import { clickhouseOf, freePort, sleep } from './chaos/support.ts';
 
 /** Pages of the site; the test of record runs 5,000. */
@@ -129,15 +130,7 @@ describe('pause and resume', () => {
     await p.groupSettled('trawl-worker', 1);
     await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API', p);
     const key = await p.createKey('pause-user');
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(30_000),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
+    const api = apiClient(base, key);
 
     site.setLatency(LATENCY_BEFORE_PAUSE_MS);
     const crawl = await api('POST', '/crawl', { start_urls: [site.home], depth: DEPTH, max_pages: PAGES * 2 });

@@ -9,7 +9,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../src/pipeline.ts';
-import { freePort, sleep } from './chaos/support.ts';
+import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
+import { freePort } from './chaos/support.ts';
 
 const COOKIE_VALUE = 'e2e-session-6b1f0c';
 const PAGES = 5;
@@ -25,26 +26,8 @@ function admitted(h: IncomingHttpHeaders): boolean {
   return h['x-api-key'] === 'e2e-key' && h['user-agent'] === 'GateBot/1.0 (+https://ops.example)' && (h.cookie ?? '').split('; ').includes(`sid=${COOKIE_VALUE}`);
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v)) return v;
-    pipeline.checkChildren();
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await sleep(200);
-  }
-}
+const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
+const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
 
 async function crawl(body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const submitted = await api('POST', '/crawl', body);

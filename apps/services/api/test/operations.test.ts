@@ -88,19 +88,26 @@ describe('operations', () => {
     }
   });
 
-  it('/healthz and /readyz answer 429 RATE_LIMITED past their budget per client address; a key buys none, another address has its own', async () => {
-    const app = await buildApp({ pool: api.db.pool, producer: api.producer, config: { healthRateLimitMax: 4 } });
+  it('/readyz past its budget per client address answers from its last round, never 429 and never a new check; /healthz is not limited', async () => {
+    let rounds = 0;
+    const real = defaultReadinessChecks(api.db.pool, api.kafka, endpoints());
+    const counted = { ...real, postgres: async (signal: AbortSignal) => { rounds++; await real.postgres!(signal); } };
+    // No cache: every call within the budget runs a round; past it, the last round answers.
+    const app = await buildApp({ pool: api.db.pool, producer: api.producer, readiness: counted, config: { healthRateLimitMax: 4, readyCacheMs: 0 } });
     try {
       const { auth } = await api.user();
       const from = (remoteAddress: string, url: string, headers = {}) => app.inject({ url, remoteAddress, headers });
       const codes = [];
-      for (const url of ['/healthz', '/readyz', '/healthz', '/readyz', '/healthz', '/readyz']) codes.push((await from('203.0.113.7', url)).statusCode);
-      expect(codes).toEqual([200, 200, 200, 200, 429, 429]);
-      const refused = await from('203.0.113.7', '/readyz', auth);
-      expect(refused.statusCode).toBe(429);
-      expect(refused.json().error.code).toBe('RATE_LIMITED');
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      for (let i = 0; i < 10; i++) codes.push((await from('203.0.113.7', '/healthz')).statusCode);
+      expect(codes).toEqual(Array(10).fill(200));
+      for (let i = 0; i < 4; i++) expect((await from('203.0.113.7', '/readyz')).statusCode).toBe(200);
+      expect(rounds).toBe(4);
+      // Past the budget (a key buys none): the last round's answer, no check run.
+      for (let i = 0; i < 20; i++) expect((await from('203.0.113.7', '/readyz', i % 2 ? auth : {})).statusCode).toBe(200);
+      expect(rounds).toBe(4);
+      // Another address has a budget of its own.
       expect((await from('198.51.100.9', '/readyz')).statusCode).toBe(200);
+      expect(rounds).toBe(5);
       // The key's own budget is untouched: the same address still gets its API answers.
       expect((await from('203.0.113.7', '/jobs', auth)).statusCode).toBe(200);
     } finally {

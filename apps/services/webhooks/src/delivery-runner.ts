@@ -106,7 +106,17 @@ export class DeliveryRunner {
   }
 
   private async send(d: DeliveryToSend, plan: AttemptPlan): Promise<Outcome> {
-    const result = await this.sender.send({ url: d.url!, secret: openWebhookSecret(this.secrets, d.webhook_id, d.secret!), eventId: d.event_id, type: d.type, deliveryId: d.id, body: JSON.stringify(d.body) });
+    let secret: string;
+    try {
+      secret = openWebhookSecret(this.secrets, d.webhook_id, d.secret!);
+    } catch (err) {
+      // One subscription whose secret will not open (a key not configured, a row written by an
+      // older version) fails alone: the event's other deliveries keep their retries.
+      this.logger.error({ err, delivery: d.id, webhook: d.webhook_id }, 'webhook secret cannot be opened: delivery failed');
+      await this.store.notYet(d.id, 'the webhook secret cannot be opened with the configured keys', { attempted: false, nextAt: null, final: true });
+      return 'failed';
+    }
+    const result = await this.sender.send({ url: d.url!, secret, eventId: d.event_id, type: d.type, deliveryId: d.id, body: JSON.stringify(d.body) });
     if (result.ok) {
       const next = await this.store.delivered(d.id, result.status);
       if (next && !plan.ignoreOrder) this.release(next);

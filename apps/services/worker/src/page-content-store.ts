@@ -26,6 +26,7 @@
 import { ContentStore, FORMAT_MEDIA_TYPES, isContentFormat, storePageContent, type ContentFormat } from '@trawl/content';
 import type { FetchWithSpec, ProcessedPage, StoredContent } from '@trawl/crawl';
 import { counterIn, defaultMetrics, type Logger } from '@trawl/streams';
+import { hasRequestOptions } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
 import { STORAGE_QUOTA_EXCEEDED, type StorageQuota } from './storage-quota.ts';
 
@@ -79,6 +80,8 @@ export class PageContentStore {
     }
     if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
     if (!request.spec.store_in_cache && !request.cached) return undefined;
+    // What a crawl with request options got is not what another crawl of the page would (page-processor.ts).
+    if (hasRequestOptions(request.spec)) return undefined;
     if (!(await this.mayStore(request))) return this.refused(page);
     try {
       await this.ensureBucket();

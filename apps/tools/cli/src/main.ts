@@ -47,7 +47,7 @@ export const USAGE = `usage: trawl <command>
       --format ndjson|csv   one JSON object a line (default) or CSV with a header row
       --include FORMAT      each page's stored html, text or markdown (the crawl asked for it with formats)
   keys create <user>      a new API key for <user>, alone on stdout, its id on stderr [--label text] [--json]
-  keys revoke <key id>    the key is refused from then on (within the API's key cache, 30 s) [--json]
+  keys revoke <key id>    the key is refused from then on (each API knows within milliseconds, by notification) [--json]
   keys list [<user>]      every key (or one user's): id, user, active or revoked, created, label; never a key [--json]
   schedules list [--json]                   the caller's schedules with their next run
   schedules create <url> --interval I | --at TIME [--depth N] [--max-pages N] [--spider ID] [--json]

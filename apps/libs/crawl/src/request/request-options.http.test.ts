@@ -69,14 +69,15 @@ describe('the HTTP fetcher with request options', () => {
     expect(seen.at(-1)!.headers['user-agent']).toMatch(/^Trawl\/[\d.]+ \(\+https?:\/\/\S+\)$/);
   });
 
-  it('does not take Authorization along on a redirect to another origin (the other headers go)', async () => {
+  it("does not take the user's headers along on a redirect to another origin (User-Agent and Accept-Language go)", async () => {
     const request = requestProfileOf(testSpec(OPTIONS))!;
     // Both servers are 127.0.0.1: cookies ignore ports (RFC 6265 §8.5), so a host-only cookie is sent to both; Authorization is per origin.
     const r = await fetcher.fetch(`${site.origin}/away`, { request });
     expect(r.finalUrl).toBe(`${other.origin}/landing`);
     expect(seen.at(-1)!.headers.authorization).toBe('Bearer tok');
     expect(otherSeen.at(-1)!.authorization).toBeUndefined();
-    expect(otherSeen.at(-1)!['x-api-key']).toBe('k-123');
+    expect(otherSeen.at(-1)!['x-api-key']).toBeUndefined();
+    expect(otherSeen.at(-1)!['user-agent']).toBe('GateBot/1.0');
   });
 });
 

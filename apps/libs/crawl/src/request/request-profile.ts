@@ -3,9 +3,10 @@
  * alike, and the cookies a browser context starts with.
  *
  * Cookies go through a tough-cookie jar, so each request carries only the cookies whose domain,
- * path and Secure flag match its URL (a redirect to another site takes none of them). Custom
- * headers go with every request of the job, but `Authorization` only to the origin the fetch
- * started at: a redirect elsewhere does not take the credential along (as curl and fetch do).
+ * path and Secure flag match its URL (a redirect to another site takes none of them). The user's
+ * own headers (often credentials: an `Authorization`, an API key) go only to the origin of the page
+ * being fetched: not along a redirect to another origin, not to a rendered page's scripts, images
+ * or calls elsewhere (a CDN, an analytics host). User-Agent and Accept-Language go everywhere.
  *
  * Built once per spec object (a WeakMap), since a job's spec is the same object for each of its pages.
  */
@@ -22,8 +23,9 @@ export interface RequestProfile {
   /** The crawl's BCP 47 locale; null: the default. */
   readonly locale: string | null;
   /**
-   * Headers for one request to `url` (a fetch that started at `startUrl`): the custom headers,
-   * Accept-Language of the locale, User-Agent of the crawl, and the Cookie its URL matches.
+   * Headers for one request to `url` (a fetch that started at `startUrl`: the page's own URL):
+   * the user's headers when `url` is on the page's origin, Accept-Language of the locale,
+   * User-Agent of the crawl, and the Cookie its URL matches.
    * Lower-case names; what is absent is the fetcher's default.
    */
   headersFor(url: string, startUrl: string): Record<string, string>;
@@ -67,18 +69,18 @@ function buildProfile(options: SpecRequestOptions): RequestProfile {
       if (set) cookies.push(set);
     }
   }
-  const custom: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.headers)) custom[name.toLowerCase()] = value;
-  if (options.locale) custom['accept-language'] = acceptLanguageOf(options.locale);
-  if (options.user_agent) custom['user-agent'] = options.user_agent;
+  const own: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers)) own[name.toLowerCase()] = value;
+  const general: Record<string, string> = {};
+  if (options.locale) general['accept-language'] = acceptLanguageOf(options.locale);
+  if (options.user_agent) general['user-agent'] = options.user_agent;
   const withCookies = cookies.length > 0;
   return {
     key: requestOptionsKey(options),
     userAgent: options.user_agent,
     locale: options.locale,
     headersFor(url: string, startUrl: string): Record<string, string> {
-      const headers = { ...custom };
-      if (headers.authorization !== undefined && !sameOrigin(url, startUrl)) delete headers.authorization;
+      const headers = sameOrigin(url, startUrl) ? { ...own, ...general } : { ...general };
       if (withCookies) {
         const cookie = jar.getCookieStringSync(url);
         if (cookie) headers.cookie = cookie;

@@ -1,4 +1,4 @@
-import type { CachedPage, CacheReuse, CrawlSpec } from '@trawl/schemas';
+import { hasRequestOptions, type CachedPage, type CacheReuse, type CrawlSpec } from '@trawl/schemas';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
 import { RobotsDisallowedError } from '../errors.ts';
 import { planCacheUse, type CachePlan } from '../cache/cache-plan.ts';
@@ -128,7 +128,9 @@ export class PageProcessor {
   private async processPage(request: FetchWithSpec, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
     // Selectors may hold `{{name}}` placeholders; a job's params fill them (param-template.ts).
     const spec = specWithParams(request.spec, request.params ?? {});
-    const plan = this.deps.cache ? planCacheUse({ cached: request.cached, spec, now: this.now() }) : NO_CACHE;
+    // A crawl with request options (cookies, a locale, headers) may be answered another page than
+    // the cache's entry was fetched as: it neither reuses nor revalidates one.
+    const plan = this.deps.cache && !hasRequestOptions(spec) ? planCacheUse({ cached: request.cached, spec, now: this.now() }) : NO_CACHE;
     if (plan.use !== 'none') {
       const started = performance.now();
       const body = await this.deps.cache!.body(plan.entry.content_hash, { signal: options.signal });

@@ -15,6 +15,8 @@ describe('SecretBox', () => {
     const box = new SecretBox(a);
     const sealed = box.seal(secret, 'webhooks.secret:1');
     expect(isSealed(sealed)).toBe(true);
+    // A clear secret a user happened to begin with the prefix is not taken for sealed.
+    expect(isSealed('tsec1.my-own-secret-value')).toBe(false);
     expect(sealed).not.toContain(secret);
     expect(sealed).not.toContain(Buffer.from(secret).toString('base64'));
     expect(sealedKeyId(sealed)).toBe(box.currentKeyId);

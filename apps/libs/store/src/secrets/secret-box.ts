@@ -41,9 +41,18 @@ export function keyIdOf(key: Buffer): string {
   return createHash('sha256').update('trawl secrets key id\0').update(key).digest('hex').slice(0, 8);
 }
 
-/** Whether a stored value is sealed (any key); a clear legacy value is not. */
+/** A sealed value's shape: prefix, an 8-hex key id, then iv, ciphertext and tag in base64url. */
+const SEALED = new RegExp(`^${PREFIX}\\.[0-9a-f]{8}\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]*\\.[A-Za-z0-9_-]+$`);
+
+/** The same shape, for Postgres (`secret ~ SEALED_SQL_PATTERN`). */
+export const SEALED_SQL_PATTERN = SEALED.source;
+
+/**
+ * Whether a stored value is sealed (any key); a clear legacy value is not — also one a user chose
+ * to begin with `tsec1.`, which a prefix alone would take for sealed (and refuse to start on).
+ */
 export function isSealed(value: string): boolean {
-  return value.startsWith(`${PREFIX}.`);
+  return SEALED.test(value);
 }
 
 /** The key id a sealed value names; undefined when it is not sealed. */

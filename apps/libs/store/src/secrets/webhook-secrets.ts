@@ -11,7 +11,7 @@
  * its own transaction under an advisory lock, so replicas starting together do the work once.
  */
 import type { Pool } from '../pool.ts';
-import { isSealed, sealedKeyId, SecretUnreadableError, type SecretBox } from './secret-box.ts';
+import { isSealed, sealedKeyId, SEALED_SQL_PATTERN, SecretUnreadableError, type SecretBox } from './secret-box.ts';
 
 /** The context a webhook's secret is sealed under. */
 export function webhookSecretContext(webhookId: string): string {
@@ -38,8 +38,9 @@ const BATCH = 500;
 /** Rows per key id (`clear` for unsealed ones): what a rotation still has to move. */
 export async function webhookSecretKeys(pool: Pool): Promise<Map<string, number>> {
   const { rows } = await pool.query<{ kid: string; n: number }>(
-    `SELECT CASE WHEN secret LIKE 'tsec1.%' THEN split_part(secret, '.', 2) ELSE 'clear' END AS kid, count(*)::int AS n
+    `SELECT CASE WHEN secret ~ $1 THEN split_part(secret, '.', 2) ELSE 'clear' END AS kid, count(*)::int AS n
      FROM webhooks GROUP BY 1`,
+    [SEALED_SQL_PATTERN],
   );
   return new Map(rows.map((r) => [r.kid, r.n]));
 }

@@ -4,8 +4,8 @@ import type { Migration } from '../migrate.ts';
 export const WEBHOOK_MIGRATION_OWNER = 'webhooks';
 
 /**
- * `webhooks`: a user's subscriptions; `secret` is kept as given, since signing needs it, and no
- * query of the API returns it. `webhook_deliveries`: one row per (subscription, event) — or per
+ * `webhooks`: a user's subscriptions; `secret` is kept sealed (AES-256-GCM under
+ * TRAWL_SECRETS_KEY, ../secrets), opened only to sign, and no query of the API returns it. `webhook_deliveries`: one row per (subscription, event) — or per
  * (subscription, batch of items) — with its state; `event_id` is the body's `id` and the
  * `Idempotency-Key`. `source_offset` orders a job's job events (they share one partition of
  * trawl.jobs). `webhook_jobs`: who owns a job, learnt from JobDispatched, so that the job's later

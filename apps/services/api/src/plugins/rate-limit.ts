@@ -11,9 +11,11 @@
  *   address try keys for ever; the address's failure budget slows that down. (A made-up key costs
  *   no query: keys are looked up in memory. A valid key never counts against it.)
  *
- * - `/healthz` and `/readyz` (`config.rateLimit: 'health'`): `healthRateLimitMax` per client
- *   address, and nothing else. They need no key, and a key must not buy a prober a fresh budget.
- *   (`/readyz` also answers from a cached round of checks: routes/operations.ts.)
+ * - `/readyz` (`config.rateLimit: 'health'`): `healthRateLimitMax` per client address, and nothing
+ *   else; a key buys no fresh budget. Past it the call is not refused — a load balancer's probes
+ *   share the address of every client behind it, and a 429 would take the instance out of rotation
+ *   — but answered from the last round of checks, whatever its age, so a burst costs the backends
+ *   nothing (routes/operations.ts). `/healthz` touches nothing and is not limited.
  *
  * - Open streams: `maxStreamsPerUser` SSE log streams and WebSocket feeds together per user
  *   (limits/stream-slots.ts), taken by the routes that open them.
@@ -31,6 +33,10 @@ import { WindowCounter, type Take } from '../limits/window-counter.ts';
 import { presentedKey } from './auth.ts';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** A `/readyz` call past its address's health budget: answered from the last round of checks. */
+    overHealthBudget?: boolean;
+  }
   interface FastifyInstance {
     limits: {
       readonly requests: WindowCounter;
@@ -90,8 +96,9 @@ export default fp(
       const config = request.routeOptions.config;
       if (config?.rateLimit === false) return;
       if (config?.rateLimit === 'health') {
-        const take = limits.health.take(clientAddressKey(request.ip));
-        if (!take.allowed) limits.refuse(reply, take, `rate limit of ${healthRateLimitMax} health checks from one address`);
+        // Not refused (a load balancer's probes share the address of everyone behind it): past the
+        // budget, /readyz answers from its last round, whatever its age, and costs no check.
+        request.overHealthBudget = !limits.health.take(clientAddressKey(request.ip)).allowed;
         return;
       }
       const key = rateLimitKey(request);

@@ -4,8 +4,9 @@
  * per event, and `{"type":"dropped","count":n}` when the client was too slow to get some (see
  * feed-client.ts for the policy). Filters: `job_id` (comma list) and `types` (comma list of event
  * names). A `job_id` that is not the caller's answers 404 before the upgrade. A feed whose key is
- * revoked is closed with code 4401 and reason `key_revoked` within the key cache's lifetime
- * (`fastify.watchKey`); it gets no event after the revocation is seen.
+ * revoked is closed with code 4401 and reason `key_revoked` as soon as the API hears of it (a
+ * Postgres notification; at the latest the key index's next resync), through `fastify.watchKey`;
+ * it gets no event after the revocation is seen.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { ownedJobIds } from '../data/jobs.ts';

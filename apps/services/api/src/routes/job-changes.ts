@@ -12,6 +12,13 @@ import { findJob } from '../data/jobs.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { jobChangesQuery } from '../schemas/changes.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
+import { StreamSlots } from '../limits/stream-slots.ts';
+
+/** Change listings running at once per user, and per API instance (a quarter of its 20 pooled connections). */
+const LISTINGS_PER_USER = 2;
+const LISTINGS_PER_INSTANCE = 5;
+const listingsPerUser = new StreamSlots(LISTINGS_PER_USER);
+const listingsPerInstance = new StreamSlots(LISTINGS_PER_INSTANCE);
 
 /** A kind's entries as the answer lists them (the kind is the list's name). */
 function withoutKind<K extends string, T extends { readonly kind: K }>(lists: Readonly<Record<K, readonly T[]>>): Record<K, Omit<T, 'kind'>[]> {
@@ -37,7 +44,23 @@ const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
     async (request) => {
       const { id } = request.params;
       if (!(await findJob(fastify.db, id, request.userId))) throw notFound('JOB_NOT_FOUND', id);
-      const answer = await jobChanges(fastify.db, id, { limit: request.query.limit });
+      // A listing holds a pooled connection in one snapshot for as long as it reads both runs: a
+      // user may run LISTINGS_PER_USER at once, an instance LISTINGS_PER_INSTANCE, so that listings
+      // of large runs never take the pool other requests need.
+      const mine = listingsPerUser.acquire(request.userId);
+      if (!mine) throw new ApiError('RATE_LIMITED', `at most ${LISTINGS_PER_USER} change listings of one user run at once; retry when one has answered`);
+      const ours = listingsPerInstance.acquire('*');
+      if (!ours) {
+        mine();
+        throw new ApiError('RATE_LIMITED', `at most ${LISTINGS_PER_INSTANCE} change listings run at once on this API instance; retry shortly`);
+      }
+      let answer: Awaited<ReturnType<typeof jobChanges>>;
+      try {
+        answer = await jobChanges(fastify.db, id, { limit: request.query.limit });
+      } finally {
+        mine();
+        ours();
+      }
       // A job the read model has no row of yet is one the API accepted itself: never a schedule's.
       if (answer.kind !== 'changes') throw new ApiError('JOB_NOT_SCHEDULED', `job ${id} was not started by a schedule: there is no previous run to compare it with`);
       const c = answer.changes;

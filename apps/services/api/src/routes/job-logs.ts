@@ -10,8 +10,8 @@
  * EventSource sends back as `Last-Event-ID`.
  *
  * Each stream takes one of the user's stream slots (`TRAWL_API_MAX_STREAMS_PER_USER`) for as long
- * as it is open. A stream whose key is revoked ends within the key cache's lifetime
- * (`fastify.watchKey`) with `event: end` / `data: {job_id, reason: "key_revoked"}`: no status, no
+ * as it is open. A stream whose key is revoked ends as soon as the API hears of it (a Postgres
+ * notification; at the latest the key index's next resync), through `fastify.watchKey`, with `event: end` / `data: {job_id, reason: "key_revoked"}`: no status, no
  * counters, nothing more of the job for a key that no longer has the right to it.
  */
 import type { FastifyPluginAsync } from 'fastify';

@@ -22,6 +22,7 @@ import { toJobView } from '../http/job-view.ts';
 import { nextRuns } from '../schedules/next-runs.ts';
 import { cursorProperty, errorResponses, limitProperty } from '../schemas/common.ts';
 import { SCHEDULE_ID_PATTERN, scheduleCreateBody, schedulePatchBody } from '../schemas/configuration.ts';
+import { maskedOptions } from '../http/masked-options.ts';
 
 /** How far in the past `schedule_at` may lie (clock skew, slow clients) before it is refused. */
 const SCHEDULE_PAST_TOLERANCE_MS = 60_000;
@@ -40,7 +41,7 @@ function toScheduleView(s: Schedule) {
     schedule_id: s.id,
     status: s.status,
     target_id: s.target_id,
-    request: s.request,
+    request: s.request ? maskedOptions(s.request) : s.request,
     cron: s.cron,
     interval_ms: s.interval_ms,
     run_at: s.run_at,

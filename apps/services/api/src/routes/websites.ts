@@ -9,6 +9,7 @@ import { lockId, ownerOf } from '../data/ownership.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { checkPatterns } from '../crawl/check-patterns.ts';
 import { checkSelectors } from '../crawl/check-selectors.ts';
+import { maskedOptions } from '../http/masked-options.ts';
 import { checkOptions, hostsOf } from '../crawl/check-request-options.ts';
 import { errorResponses, userIdParams } from '../schemas/common.ts';
 import { websiteBody } from '../schemas/configuration.ts';
@@ -19,7 +20,7 @@ type WebsiteBody = Omit<Website, 'id' | 'owner_id'> & { id?: string };
 const OPTION_ERRORS = ['HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED'] as const;
 
 function toView(w: Website) {
-  return { ...w, shared: w.owner_id === null };
+  return { ...maskedOptions(w), shared: w.owner_id === null };
 }
 
 const websitesRoutes: FastifyPluginAsync = async (fastify) => {

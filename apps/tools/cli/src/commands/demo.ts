@@ -35,7 +35,17 @@ async function ensureKey(): Promise<ApiClient> {
   const { key } = await createKey('demo', 'trawl demo');
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, key + '\n', { mode: 0o600 });
-  return new ApiClient(apiBaseUrl(), key);
+  const client = new ApiClient(apiBaseUrl(), key);
+  // The API learns of a new key by a Postgres notification, milliseconds after its commit.
+  for (const deadline = Date.now() + 10_000; ; ) {
+    try {
+      await client.ok(client.http.GET('/jobs', { params: { query: { limit: 1 } } }));
+      return client;
+    } catch (err) {
+      if (!(err instanceof ApiRequestError && err.status === 401) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 export const DEMO_WEBSITE = 'demo-job-board';

@@ -82,6 +82,9 @@ export async function up(): Promise<void> {
   const report = await stackUp({ onStep: (step) => void err.write(formatUpStep(step, st) + '\n') });
   err.write(formatUpSummary(report.ok, report.ms, report.steps, st) + '\n');
   if (!report.ok) throw new CliError('the local stack did not come up (see above); services were not started');
+  // Checked again with the ports the stack has now chosen (a first run, a private Postgres on a
+  // free port, a port moved by a setting): the first check could only read the last run's.
+  if (report.envChanged) await checkEgress(process.env);
 
   const env = serviceEnv();
   const installed = serviceCatalogue().filter((spec) => {
