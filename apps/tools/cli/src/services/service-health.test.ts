@@ -16,6 +16,8 @@ describe('a service health as trawl status reads it', () => {
       registries: () => [registry],
       phase: () => 'running',
       checks: () => ({ postgres: async () => { if (!dbUp) throw new Error('ECONNREFUSED'); } }),
+      // Every probe runs a round: the test flips the check between two probes.
+      readyCacheMs: 0,
     });
     const port = new URL(server.url).port;
     const spec = { name: 'frontier', app: 'frontier', env: { TRAWL_FRONTIER_METRICS_PORT: port } };
