@@ -5,7 +5,7 @@ import { extractItems, type ExtractedItem, type ExtractedItems, type ItemLimits 
 import { extractLinks, type ExtractedLinks, type LinkLimits } from './extract-links.ts';
 import { loadHtml } from './load-html.ts';
 import { findNextPage } from './pagination.ts';
-import { cachedSelectorProblem, specSelectors } from './selector-check.ts';
+import { selectorProblem, specSelectors } from './selector-check.ts';
 import { InvalidSpecError } from '../errors.ts';
 
 export interface ParseLimits extends LinkLimits, ItemLimits {}
@@ -93,11 +93,23 @@ export function parsePage(input: ParsePageInput): ParsedPage {
  * end there.
  */
 function checkSelectors(spec: CrawlSpec): void {
-  for (const [field, selector] of specSelectors(spec)) {
-    const problem = cachedSelectorProblem(selector);
-    if (problem) throw new InvalidSpecError(`${field} ${JSON.stringify(selector)} ${problem.message}`);
+  let refusal = checkedSpecs.get(spec);
+  if (refusal === undefined) {
+    refusal = null;
+    for (const [field, selector] of specSelectors(spec)) {
+      const problem = selectorProblem(selector);
+      if (problem) {
+        refusal = `${field} ${JSON.stringify(selector)} ${problem.message}`;
+        break;
+      }
+    }
+    checkedSpecs.set(spec, refusal);
   }
+  if (refusal !== null) throw new InvalidSpecError(refusal);
 }
+
+/** What checkSelectors found, per spec object: a job's rules (and their spec) are compiled once, so a page asks once. */
+const checkedSpecs = new WeakMap<CrawlSpec, string | null>();
 
 function requireSpec(spec: CrawlSpec | undefined): CrawlSpec {
   if (!spec) throw new TypeError('parsePage needs rules or a spec');

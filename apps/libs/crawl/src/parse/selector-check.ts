@@ -74,19 +74,6 @@ export function selectorProblem(selector: string): SelectorProblem | null {
   return null;
 }
 
-const problems = new Map<string, SelectorProblem | null>();
-const MAX_REMEMBERED = 10_000;
-
-/** selectorProblem, remembered per selector: a worker asks it for every page of a job. */
-export function cachedSelectorProblem(selector: string): SelectorProblem | null {
-  let problem = problems.get(selector);
-  if (problem !== undefined) return problem;
-  problem = selectorProblem(selector);
-  if (problems.size >= MAX_REMEMBERED) problems.clear();
-  problems.set(selector, problem);
-  return problem;
-}
-
 /** Throws a {@link SelectorError} when `selector` cannot be used. */
 export function checkSelector(selector: string): void {
   const problem = selectorProblem(selector);
