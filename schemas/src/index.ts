@@ -18,8 +18,16 @@ export type {
   PageChanged,
   PageFailed,
   PageFetched,
+  SessionUpdated,
   PaginationType,
   RenderMode,
+  BrowserAction,
+  BrowserActionType,
+  LinkScope,
+  LoginKind,
+  LoginSpec,
+  ProxyRotation,
+  ProxySpec,
   TargetDue,
 } from './generated/events.ts';
 export { eventSchema, allEventSchemas, AVRO_DIR } from './load.ts';
@@ -28,4 +36,4 @@ export { backwardProblems, checkSchemas, releasedVersions, canonical, RELEASED_D
 export { avroType, avroTypeOptions } from './avro-type.ts';
 export { uuidV5 } from './uuid-v5.ts';
 export { TrawlError } from './trawl-error.ts';
-export { mergeRequestOptions, hasRequestOptions, requestOptionsKey, acceptLanguageOf, NO_REQUEST_OPTIONS, type RequestOptions, type SpecRequestOptions } from './request-options.ts';
+export { mergeRequestOptions, mergeReachOptions, DEFAULT_REACH_OPTIONS, type SpecReachOptions, hasRequestOptions, requestOptionsKey, acceptLanguageOf, NO_REQUEST_OPTIONS, type RequestOptions, type SpecRequestOptions } from './request-options.ts';

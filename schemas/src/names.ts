@@ -13,6 +13,7 @@ export const EVENT_NAMES = [
   'JobCancelled',
   'JobPaused',
   'JobResumed',
+  'SessionUpdated',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

@@ -12,6 +12,7 @@
  * change that layer instead.
  */
 import { createHash } from 'node:crypto';
+import type { BrowserAction, LinkScope, LoginSpec, ProxyRotation, ProxySpec } from './generated/events.ts';
 
 export interface RequestOptions {
   /** Extra request headers by name; checked by checkRequestOptions (no Host, hop-by-hop, CR/LF…). */
@@ -22,6 +23,67 @@ export interface RequestOptions {
   readonly locale?: string | null;
   /** Set-Cookie strings (RFC 6265) by the domain they are set for (`shop.example`). */
   readonly cookies?: Readonly<Record<string, readonly string[]>>;
+  /** Reach options below: each is the last layer's that sets it, whole (a list is not merged item by item). Credentials in them are sealed. */
+  readonly proxies?: readonly ProxySpec[];
+  readonly proxy_rotation?: ProxyRotation;
+  /** Session pool size; 0: none. */
+  readonly sessions?: number;
+  readonly login?: LoginSpec | null;
+  readonly actions?: readonly BrowserAction[];
+  readonly block_patterns?: readonly string[];
+  readonly adaptive_throttle?: boolean;
+  readonly include_patterns?: readonly string[];
+  readonly exclude_patterns?: readonly string[];
+  readonly scope?: LinkScope | null;
+  readonly follow_nofollow?: boolean;
+}
+
+/** The reach options as a spec carries them. */
+export interface SpecReachOptions {
+  readonly proxies: readonly ProxySpec[];
+  readonly proxy_rotation: ProxyRotation;
+  readonly sessions: number;
+  readonly login: LoginSpec | null;
+  readonly actions: readonly BrowserAction[];
+  readonly block_patterns: readonly string[];
+  readonly adaptive_throttle: boolean;
+  readonly include_patterns: readonly string[];
+  readonly exclude_patterns: readonly string[];
+  readonly scope: LinkScope | null;
+  readonly follow_nofollow: boolean;
+}
+
+/** What a new crawl gets when no layer sets a reach option. */
+export const DEFAULT_REACH_OPTIONS: SpecReachOptions = Object.freeze({
+  proxies: Object.freeze([]),
+  proxy_rotation: 'round_robin',
+  sessions: 0,
+  login: null,
+  actions: Object.freeze([]),
+  block_patterns: Object.freeze([]),
+  adaptive_throttle: false,
+  include_patterns: Object.freeze([]),
+  exclude_patterns: Object.freeze([]),
+  scope: null,
+  follow_nofollow: false,
+});
+
+const REACH_FIELDS = Object.keys(DEFAULT_REACH_OPTIONS) as (keyof SpecReachOptions)[];
+
+/**
+ * The reach options of `layers` (least specific first): each field is the last layer's that sets
+ * it (null counts as set only for `login` and `scope`, which a layer may clear).
+ */
+export function mergeReachOptions(...layers: readonly (RequestOptions | null | undefined)[]): SpecReachOptions {
+  const merged: Record<string, unknown> = { ...DEFAULT_REACH_OPTIONS };
+  for (const layer of layers) {
+    if (!layer) continue;
+    for (const field of REACH_FIELDS) {
+      const value = layer[field];
+      if (value !== undefined) merged[field] = value;
+    }
+  }
+  return merged as unknown as SpecReachOptions;
 }
 
 /** The options as a spec carries them: every field present. */
@@ -56,9 +118,11 @@ export function hasRequestOptions(options: Partial<SpecRequestOptions>): boolean
 }
 
 /**
- * A fingerprint of the options (hex SHA-256 of their canonical form), '' when there are none: what
- * tells apart two crawls that differ only by them (the dedupe key) and the robots.txt each sees.
- * One-way, so it may be logged; the options themselves (cookies are credentials) may not.
+ * A fingerprint of the options (hex SHA-256 of their canonical form, over clear values), '' when
+ * there are none: what tells apart two crawls that differ only by them (the dedupe key) and the
+ * robots.txt each sees. It is never kept or logged as it is — a bare hash of a short credential can
+ * be checked against guesses — but keyed first (an HMAC under a key from TRAWL_SECRETS_KEY:
+ * @trawl/store credentialFingerprint, the worker's CredentialOpener.fingerprint).
  */
 export function requestOptionsKey(options: Partial<SpecRequestOptions>): string {
   if (!hasRequestOptions(options)) return '';

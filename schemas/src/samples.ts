@@ -36,6 +36,18 @@ export const sampleSpec: CrawlSpec = {
   user_agent: null,
   locale: 'en-GB',
   cookies: { 'example.com': ['consent=yes; Path=/'] },
+  load_more_selector: null,
+  scope: 'same_host',
+  follow_nofollow: false,
+  honour_canonical: true,
+  // Reach options off: tests run the sample spec against local sites, directly and over HTTP.
+  proxies: [],
+  proxy_rotation: 'round_robin',
+  sessions: 0,
+  actions: [],
+  login: null,
+  block_patterns: [],
+  adaptive_throttle: false,
 };
 
 const envelope = (n: number) => ({
@@ -121,6 +133,8 @@ export const samples: EventMap = {
     sitemap_urls: ['https://example.com/listed'],
     sitemap_urls_dropped: 0,
     content_refused: null,
+    canonical_url: null,
+    notes: [],
   },
   PageFailed: {
     ...envelope(6),
@@ -168,4 +182,5 @@ export const samples: EventMap = {
   JobCancelled: { ...envelope(10), job_id: JOB, user_id: 'alice', reason: 'no longer needed' },
   JobPaused: { ...envelope(11), job_id: JOB, user_id: 'alice', reason: 'paused by the user' },
   JobResumed: { ...envelope(12), job_id: JOB, user_id: 'alice' },
+  SessionUpdated: { ...envelope(14), job_id: JOB, session: 1, generation: 0, version: 3, jar: 'tsec1.0a1b2c3d.aXY.Y2lwaGVy.dGFn', login: 'done', logins: 1, reason: 'login' },
 };

@@ -68,6 +68,7 @@ export { deadLetterFor, type DeadLetter } from './retry/dead-letter.ts';
 export type { ConsumedEvent, ConsumedEventOf } from './consumer/consumed-event.ts';
 export { runEventConsumer, type EventConsumer } from './consumer/event-consumer.ts';
 export { subscribeLive, type LiveEvent, type LiveSubscription } from './consumer/live-subscriber.ts';
+export { subscribeTable, TableBehindError, type TableRecord, type TableSubscription, type TableSubscriptionOptions } from './consumer/table-view.ts';
 export { WorkBudget } from './consumer/work-budget.ts';
 export { DELIVERIES_TABLE } from './consumer/delivery-store.ts';
 export { ensureOffsetsTable, readProjectionOffsets, resetProjectionOffsets } from './projection/offset-store.ts';
@@ -81,7 +82,7 @@ export {
   type ProjectionOptions,
 } from './projection/run-projection.ts';
 export { projectionFetchSettings } from './projection/projection-options.ts';
-export { MetricsRegistry, counterIn, defaultMetrics, liveGaugeIn } from './metrics/prometheus.ts';
+export { MetricsRegistry, counterIn, defaultMetrics, histogramIn, liveGaugeIn, DURATION_BUCKETS } from './metrics/prometheus.ts';
 export type { PartitionStats } from './metrics/consumer-metrics.ts';
 export { rangeKey, readRanges, type PartitionRange, type RangeEvent } from './reader/range-reader.ts';
 export { ProgressTracker, stderrProgress, type ProgressSink, type ReplayPhase, type ReplayProgress } from './reader/replay-progress.ts';

@@ -180,7 +180,7 @@ describe('topics', () => {
     expect(actual, spec.name).toBeDefined();
     expect(actual!.partitions, spec.name).toBe(spec.partitions);
     expect(actual!.retention, spec.name).toBe(spec.configs['retention.ms']);
-    expect(actual!.cleanup, spec.name).toBe('delete');
+    expect(actual!.cleanup, spec.name).toBe(spec.configs['cleanup.policy']);
     if (spec.role === 'event' || spec.role === 'dead-letter') expect(actual!.retention, spec.name).toBe('-1');
   }
 

@@ -37,7 +37,7 @@ export interface CrawlRequested {
   readonly sitemap: string;
 }
 
-export type PaginationType = 'none' | 'next_link' | 'page_param';
+export type PaginationType = 'none' | 'next_link' | 'page_param' | 'infinite_scroll' | 'load_more';
 
 export interface ItemField {
   readonly name: string;
@@ -48,6 +48,56 @@ export interface ItemField {
 }
 
 export type SitemapMode = 'include' | 'only' | 'skip';
+
+export type LinkScope = 'same_host' | 'same_domain' | 'any';
+
+export interface ProxySpec {
+  /** http://, https:// or socks5:// host and port, without credentials. */
+  readonly url: string;
+  /** Sealed (tsec1.…): the proxy's user name, from the user's secrets or the request. */
+  readonly username: null | string;
+  /** Sealed (tsec1.…): the proxy's password, from the user's secret named by the request. */
+  readonly password: null | string;
+}
+
+export type ProxyRotation = 'round_robin' | 'random' | 'per_session';
+
+export type BrowserActionType = 'wait_for' | 'click' | 'scroll' | 'type' | 'press' | 'wait' | 'screenshot';
+
+export interface BrowserAction {
+  readonly type: BrowserActionType;
+  readonly selector: null | string;
+  /** type: the text; sealed (tsec1.…) when it came from a secret. */
+  readonly text: null | string;
+  /** press: a key name (Enter, Tab…). */
+  readonly key: null | string;
+  /** wait: how long; others: the action's own time limit. */
+  readonly ms: null | number;
+  /** scroll: how many times (default until no new content or the selector appears). */
+  readonly times: null | number;
+  /** screenshot: the whole page rather than the viewport. */
+  readonly full_page: boolean;
+}
+
+export type LoginKind = 'form' | 'browser';
+
+export interface LoginSpec {
+  readonly kind: LoginKind;
+  /** The login page. */
+  readonly url: string;
+  /** form: CSS selector of the form (default: the first form with a password field). */
+  readonly form_selector: null | string;
+  /** form: field name → value, each sealed (tsec1.…), merged over the form's own (hidden) fields. */
+  readonly fields: Readonly<Record<string, string>>;
+  /** browser: the actions that log in, run on the login page. */
+  readonly actions: readonly BrowserAction[];
+  /** Logged in when the page after the login has an element matching it. */
+  readonly success_selector: null | string;
+  /** Logged in when the URL after the login matches this RE2 pattern. */
+  readonly success_url_pattern: null | string;
+  /** Not logged in when the page after the login contains this text. */
+  readonly failure_text: null | string;
+}
 
 /** The rules of one crawl, carried with each job and each fetch so that no worker needs a lookup. */
 export interface CrawlSpec {
@@ -92,6 +142,27 @@ export interface CrawlSpec {
   readonly locale: null | string;
   /** Initial cookies by domain: Set-Cookie strings (RFC 6265), each sent only to the URLs it matches (domain, path, Secure). Credentials: see the README's secrets note. */
   readonly cookies: Readonly<Record<string, readonly string[]>>;
+  /** CSS selector of the button that loads more of a list (pagination load_more); clicked until it is gone or nothing new appears, within the page budget. */
+  readonly load_more_selector: null | string;
+  /** Which links are followed: the start URL's host, its registrable domain, or any host. Null: from same_host (true → same_host, false → any), as before the field existed. */
+  readonly scope: null | LinkScope;
+  /** Follow links marked rel=nofollow. The API sets false unless the request says; events written before the field read true, as links were then followed whatever their rel. */
+  readonly follow_nofollow: boolean;
+  /** A page whose rel=canonical URL (same host) was already seen by the job is a duplicate: counted, its items not extracted again. The API sets true; events written before the field read false. */
+  readonly honour_canonical: boolean;
+  /** Proxies the job's requests go through (empty: direct, or the operator's TRAWL_PROXY_URL). */
+  readonly proxies: readonly ProxySpec[];
+  readonly proxy_rotation: ProxyRotation;
+  /** Size of the job's session pool: each session has its own cookie jar (and, with proxies, a sticky proxy). 0: no sessions (each request carries only the spec's cookies). */
+  readonly sessions: number;
+  /** Browser actions run in order after navigation and before extraction (implies the browser). */
+  readonly actions: readonly BrowserAction[];
+  /** A login run once per session before its first page (needs sessions ≥ 1); a failed one fails the job LOGIN_FAILED. */
+  readonly login: null | LoginSpec;
+  /** RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session). */
+  readonly block_patterns: readonly string[];
+  /** Adapt each host's delay and concurrency to its latency and errors (AutoThrottle), never above host_concurrency nor below host_delay_ms / Crawl-delay. */
+  readonly adaptive_throttle: boolean;
 }
 
 /** A job was handed to the crawl: everything a worker needs, without a lookup. */
@@ -212,6 +283,10 @@ export interface PageFetched {
   readonly sitemap_urls_dropped: number;
   /** Why the page's body and formats were not kept although the job asked for them (formats) or would have cached it: STORAGE_QUOTA_EXCEEDED when the job's user has used up their storage quota. The page is fetched and parsed all the same. Null: nothing refused. */
   readonly content_refused: null | string;
+  /** Set when the page is a duplicate (CrawlSpec.honour_canonical): its rel=canonical names another URL of the same host that the job may request, normalised. Its items were not extracted: they are the canonical page's, which the frontier requests unless already seen. Null: the page is its own canonical (or names none, or one the job could not request). */
+  readonly canonical_url: null | string;
+  /** What the worker tells the job's log besides the page, one line each, at most 5 of 200 characters: a proxy of the job benched since the job's previous page on this worker (`proxy <host:port> benched for <n> s after <n> connect errors in a row`). Never a credential. */
+  readonly notes: readonly string[];
 }
 
 /** A fetch failed for good (after its retry tiers, or at once when not retriable). */
@@ -329,6 +404,29 @@ export interface JobResumed {
   readonly user_id: null | string;
 }
 
+/** The state of one session of a job's pool (CrawlSpec.sessions) after a change: a login, cookies a response set, a retirement and its replacement. On the compacted topic trawl.sessions, keyed by `<job_id>:<session>`: the latest record per key is the session, read by every worker. The cookie jar is sealed (SecretBox, TRAWL_SECRETS_KEY): no cookie value is ever in clear here. */
+export interface SessionUpdated {
+  readonly event_id: string;
+  readonly occurred_at: Date;
+  /** event_id of the event or request that caused this one (the FetchRequested whose fetch changed the session). */
+  readonly causation_id: null | string;
+  readonly job_id: string;
+  /** The session's index in the job's pool, 0 to sessions - 1. */
+  readonly session: number;
+  /** How many times this slot's session was retired and replaced (a block); a new generation starts from the spec's cookies, logged out. */
+  readonly generation: number;
+  /** Grows by one with every change of the slot; a reader keeps the highest. */
+  readonly version: number;
+  /** The cookie jar (tough-cookie's serialisation), sealed: `tsec1.…`, bound to `session:<job_id>:<session>`. */
+  readonly jar: string;
+  /** none (no login in the spec, or not yet), done, failed. */
+  readonly login: string;
+  /** Logins this slot has performed, all generations together. */
+  readonly logins: number;
+  /** What changed: login, cookies, retired (with the error code that retired it). */
+  readonly reason: string;
+}
+
 /** Every event type by name. */
 export interface EventMap {
   TargetDue: TargetDue;
@@ -344,4 +442,5 @@ export interface EventMap {
   JobCancelled: JobCancelled;
   JobPaused: JobPaused;
   JobResumed: JobResumed;
+  SessionUpdated: SessionUpdated;
 }

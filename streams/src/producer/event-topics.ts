@@ -16,4 +16,5 @@ export const EVENT_TOPIC: Readonly<Record<EventName, string>> = {
   PageChanged: TOPICS.pages,
   ItemExtracted: TOPICS.items,
   FetchRequested: TOPICS.fetch,
+  SessionUpdated: TOPICS.sessions,
 };

@@ -118,7 +118,7 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
         etag: rnd() < 0.6 ? `"v${int(1, 3)}"` : null,
         last_modified: rnd() < 0.5 ? new Date(base - int(1, 100) * 86_400_000).toUTCString() : null,
         from_cache: stored ? pick([null, null, 'not_modified', 'max_age'] as const) : null,
-        sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null,
+        sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
       }, stableId(job_id, 'PageFetched', fetch_id), at(t + 200)));
       for (let i = 0; i < count; i++) {
         items++;

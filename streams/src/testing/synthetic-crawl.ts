@@ -91,7 +91,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       job_id, fetch_id, url, final_url: roll > 0.95 ? `${url}&redirected=1` : url, status, content_type: 'text/html; charset=utf-8',
       bytes: 1000 + Math.floor(rnd() * 90_000), fetch_ms: 5 + Math.floor(rnd() * 900), render_mode: roll > 0.9 ? 'browser' : 'http',
       depth: p === 0 ? 0 : 1 + (p % 2), links: [`https://${host}/page/${jobIndex}/${p + 1}`], next_page: null, item_count: count, links_dropped: 0,
-      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null,
+      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
     };
     const pageAt = at(20 + Math.floor(rnd() * 40));
     out.push(ev('PageFetched', page, eventId('PageFetched', fetch_id), pageAt));

@@ -4,7 +4,8 @@
  * compacted, never expired.
  */
 
-export type TopicRole = 'event' | 'command' | 'retry' | 'dead-letter';
+/** `state`: the latest record per key is what counts (compacted); every other role keeps each record. */
+export type TopicRole = 'event' | 'command' | 'retry' | 'dead-letter' | 'state';
 
 export interface TopicSpec {
   readonly name: string;
@@ -21,6 +22,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retention.bytes': '-1' } as const;
 /** Commands are work to do, not history: days are enough to survive an outage. */
 const DAYS = { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS), 'retention.bytes': '-1' } as const;
+
+/**
+ * State kept by key, the latest record per key (trawl.sessions): compacted, and also deleted after
+ * 30 days, so that the sessions of jobs long over go without tombstones. A job still running past
+ * that loses its sessions' records: its sessions start again from the spec's cookies (a login again).
+ */
+const LATEST_BY_KEY = { 'cleanup.policy': 'compact,delete', 'retention.ms': String(30 * DAY_MS), 'retention.bytes': '-1', 'min.compaction.lag.ms': '0' } as const;
 
 /**
  * `TRAWL_TOPIC_PREFIX` (default none) namespaces every topic: end-to-end tests run whole pipelines
@@ -41,6 +49,8 @@ export const TOPICS = {
   webhooksDlq: `${TOPIC_PREFIX}trawl.webhooks.dlq`,
   /** Undecodable or unprocessable messages of the event topics, with their origin. */
   eventsDlq: `${TOPIC_PREFIX}trawl.events.dlq`,
+  /** The sessions of jobs' pools (SessionUpdated), the latest per `<job_id>:<session>`: state, not history. */
+  sessions: `${TOPIC_PREFIX}trawl.sessions`,
 } as const;
 
 export interface CatalogueOptions {
@@ -107,6 +117,7 @@ export function topicCatalogue(options: CatalogueOptions = catalogueOptions()): 
       configs: DAYS,
     })),
     { name: TOPICS.webhooksDlq, role: 'dead-letter', partitions: eventPartitions, key: 'job id', configs: FOREVER },
+    { name: TOPICS.sessions, role: 'state', partitions: eventPartitions, key: 'job id:session index', configs: LATEST_BY_KEY },
   ];
 }
 

@@ -37,6 +37,7 @@ const FLOWS: Readonly<Record<keyof typeof TOPICS, TopicFlow>> = {
     producers: ['every consumer (undecodable or unprocessable events)'],
     consumers: ['projector-pg dead letters (`trawl-projection-dead-letters-v1`)'],
   },
+  sessions: { producers: ['worker (SessionUpdated: logins, cookies set, retirements)'], consumers: ['worker sessions (every worker reads it all, throw-away group, nothing committed)'] },
 };
 
 const WEBHOOK_RETRY: TopicFlow = { producers: ['webhooks (an event with undelivered rows, delayed)'], consumers: ['webhooks (`trawl-webhooks`), after the tier\'s delay'] };

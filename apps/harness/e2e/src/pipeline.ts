@@ -279,6 +279,7 @@ function prefixedTopics(prefix: string, env: Readonly<Record<string, string>>) {
     fetch: name('trawl.fetch'),
     fetchDlq: name('trawl.fetch.dlq'),
     schedule: name('trawl.schedule'),
+    sessions: name('trawl.sessions'),
     events: [name('trawl.jobs'), name('trawl.pages'), name('trawl.items')],
   };
 }

@@ -131,6 +131,8 @@ describe('a lost fetch', () => {
         sitemap_urls: [],
         sitemap_urls_dropped: 0,
         content_refused: null,
+        canonical_url: null,
+        notes: [],
       },
       { topic: p.topics.pages },
     );

@@ -72,7 +72,7 @@ async function signIn(key: string): Promise<void> {
   await page.waitForFunction(() => location.hash.startsWith('#/jobs'), { timeout: 10_000 });
 }
 
-async function startCrawl(spiderId: string, depth: number, options: { keep?: boolean } = {}): Promise<string> {
+async function startCrawl(spiderId: string, depth: number, options: { keep?: boolean; reach?: boolean } = {}): Promise<string> {
   await page.click('#new-crawl');
   await page.waitForSelector('#crawl-form');
   await page.waitForFunction((id) => [...document.querySelectorAll('#crawl-spider option')].some((o) => (o as HTMLOptionElement).value === id), {}, spiderId);
@@ -81,6 +81,16 @@ async function startCrawl(spiderId: string, depth: number, options: { keep?: boo
   await page.$eval('#crawl-depth', (el, d) => ((el as HTMLInputElement).value = String(d)), depth);
   await page.click('#crawl-fresh');
   if (options.keep) await page.click('#crawl-keep');
+  if (options.reach) {
+    // The folded options: a header, a user agent, link rules.
+    await page.click('#crawl-reach summary');
+    await page.type('#crawl-headers', 'X-Console: yes');
+    await page.type('#crawl-user-agent', 'ConsoleBot/1.0');
+    await page.click('#crawl-links summary');
+    await page.type('#crawl-exclude', '/never-there/');
+    await page.select('#crawl-scope', 'same_domain');
+    await page.click('#crawl-follow-nofollow');
+  }
   await page.click('#crawl-submit');
   await page.waitForFunction(() => /^#\/jobs\/[0-9a-f-]{36}/.test(location.hash), { timeout: 10_000 });
   return page.evaluate(() => /^#\/jobs\/([0-9a-f-]{36})/.exec(location.hash)![1]!);
@@ -235,9 +245,19 @@ describe('the console', () => {
   it('cancels a running job', async () => {
     await page.goto(`${stack.baseUrl}/#/jobs`);
     await page.waitForSelector('#new-crawl');
-    // Started with "keep the pages for your next crawl" ticked: its spec keeps bodies for the HTTP cache.
-    const id = await startCrawl(slowSpider, 3, { keep: true });
-    expect((await dispatchedSpec(id)).store_in_cache).toBe(true);
+    // Started with "keep the pages for your next crawl" ticked: its spec keeps bodies for the HTTP
+    // cache; and with the folded reach and link options, which its spec carries.
+    const id = await startCrawl(slowSpider, 3, { keep: true, reach: true });
+    expect(await dispatchedSpec(id)).toMatchObject({
+      store_in_cache: true,
+      // Header values are credentials: the spec carries them sealed.
+      headers: { 'x-console': expect.stringMatching(/^tsec1\./) },
+      user_agent: 'ConsoleBot/1.0',
+      exclude_patterns: ['/never-there/'],
+      scope: 'same_domain',
+      follow_nofollow: true,
+      honour_canonical: true,
+    });
     await pageEventually(page, () => Number(document.querySelector('[data-counter="fetched"] dd')?.textContent ?? 0) >= 2, 60_000, 'two pages fetched');
     await page.click('#cancel-job');
     await pageEventually(page, () => document.querySelector<HTMLElement>('#job-progress')?.dataset.status === 'cancelled', 60_000, 'cancelled');

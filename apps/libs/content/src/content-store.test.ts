@@ -52,6 +52,17 @@ describe('content store on S3', () => {
     for (const f of page.formats) expect(contentHash((await store.get(f.hash)).body)).toBe(f.hash);
   });
 
+  it('stores a render\'s screenshot and PDF as they came, and lists no capture the fetch did not make', async () => {
+    store = await testContentStore();
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0x00]);
+    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report', captures: { screenshot: png } }, ['markdown', 'screenshot', 'pdf']);
+    expect(page.formats.map((f) => f.format)).toEqual(['markdown', 'screenshot']);
+    const shot = await store.get(page.formats[1]!.hash);
+    expect(new Uint8Array(shot.body)).toEqual(png);
+    expect(shot.mediaType).toBe('image/png');
+    expect(page.formats[1]!.bytes).toBe(png.byteLength);
+  });
+
   it('stores the body when only derived formats are asked, and says a missing object is missing', async () => {
     store = await testContentStore();
     const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['text']);

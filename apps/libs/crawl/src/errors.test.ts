@@ -27,6 +27,10 @@ const catalogue: CrawlError[] = [
   new errors.InvalidSitemapError('x'),
   new errors.ParseTimeoutError('x'),
   new errors.ParseCrashedError('x'),
+  new errors.LoginFailedError('x'),
+  new errors.BlockedError('x', { rule: 'captcha', reason: 'x', retireSession: true }, 200),
+  new errors.ActionFailedError(2, 'click', 'x'),
+  new errors.ProxyConnectError('x'),
 ];
 
 describe('error catalogue', () => {

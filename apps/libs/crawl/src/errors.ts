@@ -180,6 +180,26 @@ export class BrowserError extends CrawlError {
 }
 
 /**
+ * One of a render's browser actions (CrawlSpec.actions) failed: its selector never appeared, its
+ * time limit ran out, its key is unknown, its sealed text would not open. The message names the
+ * action by its index and type, never the text it types. The same actions on the same page would
+ * fail again: not retried.
+ */
+export class ActionFailedError extends CrawlError {
+  readonly code = 'TRAWL_ACTION_FAILED';
+  readonly retriable = false;
+  constructor(
+    /** The action's index in the spec's list (0-based), or -1 for the list as a whole. */
+    readonly index: number,
+    readonly actionType: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${index >= 0 ? `actions[${index}] (${actionType})` : actionType} failed: ${reason}`, options);
+  }
+}
+
+/**
  * A page's parse ran past its time limit (TRAWL_PARSE_TIMEOUT_MS) on a parse thread, which was
  * stopped: the page, not its host or the worker, is the problem (a selector whose cost grows with
  * this page, an HTML bomb). The same page would take as long again: not retried.
@@ -233,4 +253,45 @@ export class MissingParamError extends CrawlError {
 export class InvalidSitemapError extends CrawlError {
   readonly code = 'TRAWL_INVALID_SITEMAP';
   readonly retriable = false;
+}
+
+/**
+ * A session's login did not work: the login page has no form, a credential does not open, the site
+ * answered an error or the success rule did not hold. The message says which, never a value. The
+ * same credentials would fail again: not retried, and the frontier fails the job LOGIN_FAILED.
+ */
+export class LoginFailedError extends CrawlError {
+  readonly code = 'TRAWL_LOGIN_FAILED';
+  readonly retriable = false;
+}
+
+/**
+ * The answer was a block page, not the page (blocks/block-classifier.ts): a challenge, a captcha, a
+ * body matching one of the spec's block_patterns, a body far smaller than the host's usual. Never
+ * stored nor parsed. Retriable: the retry tiers try it again later, with back-off, on another
+ * session or proxy when the job has them (`verdict.retireSession`: the session that met it is
+ * spent). A page blocked on every attempt ends as PageFailed with this code, counted as blocked.
+ */
+export class BlockedError extends CrawlError {
+  readonly code = 'TRAWL_BLOCKED';
+  readonly retriable = true;
+  constructor(
+    message: string,
+    /** Which rule (`challenge`, `captcha`, `pattern`, `small_body`), why in words (never the body), and that the session is spent. */
+    readonly verdict: { readonly rule: 'challenge' | 'captcha' | 'pattern' | 'small_body'; readonly reason: string; readonly retireSession: true },
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * No HTTP exchange through an upstream proxy (proxy/): it refused or dropped the connection, timed
+ * out, asked for credentials (407) or its SOCKS handshake failed. Retriable (the next attempt may
+ * pick another proxy); counted towards benching the proxy. The message names the proxy by host and
+ * port, never its credentials.
+ */
+export class ProxyConnectError extends CrawlError {
+  readonly code = 'TRAWL_PROXY';
+  readonly retriable = true;
 }

@@ -11,7 +11,7 @@ export {
 } from './schedules/cadence.ts';
 export { jobIdForSlot } from './schedules/slot-job-id.ts';
 export { NOT_PROJECTED, runningJobs } from './schedules/running-jobs.ts';
-export type { CrawlRequest, OverlapPolicy, Schedule, Target, Website } from './config/types.ts';
+export type { CrawlRequest, OverlapPolicy, Schedule, Target, Website, WebsiteReach } from './config/types.ts';
 export { CONFIG_MIGRATIONS } from './config/migrations.ts';
 export { deleteWebsite, getWebsite, getWebsites, listWebsites, upsertWebsite } from './config/websites.ts';
 export { deleteTarget, getTarget, getTargets, listTargets, searchUrl, upsertTarget } from './config/targets.ts';
@@ -31,7 +31,8 @@ export {
   type PausedSchedule,
   type SkippedSlot,
 } from './config/schedules.ts';
-export { crawlSpec } from './config/crawl-spec.ts';
+export { crawlSpec, resolvedSpec, sealedLayers, websiteLayer, type OptionsLayer, type SpecSealing } from './config/crawl-spec.ts';
+export { type Credential, type StoredAction, type StoredLogin, type StoredOptions, type StoredProxy } from './config/reach.ts';
 export { DEFAULT_QUOTAS, quotaLimitsOf, quotasFromEnv, setUserQuotas, type QuotaLimits } from './quotas/quota-limits.ts';
 export { decideInterval, decideJob } from './quotas/quota-decision.ts';
 export { lockUserQuotas, purgeSettledLedger, readUsage, recordJobs, type LedgerEntry } from './quotas/quota-ledger.ts';
@@ -47,6 +48,6 @@ export { decideWebhook, decideWebhookRequest } from './quotas/webhook-quota-deci
 export { admitWebhook, admitWebhookRequest, purgeWebhookUsage, readWebhookUsage, type WebhookUsage } from './quotas/webhook-quota-guard.ts';
 export { giveBackDeliveries, reserveDeliveries, type DeliveryGiveBack, type DeliveryReservation } from './quotas/webhook-delivery-usage.ts';
 export { CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS, loadCrawlSpec, saveCrawlSpecs } from './specs/crawl-specs.ts';
-export { dedupeKey } from './dedupe/dedupe-key.ts';
+export { dedupeKey, type DedupeInput } from './dedupe/dedupe-key.ts';
 export { claimDedupe, dedupeTtlFromEnv, hasCrawlDedupe } from './dedupe/crawl-dedupe.ts';
 export { csvCell, csvLine } from './export/csv.ts';

@@ -32,6 +32,9 @@ import jobPagesRoutes from './routes/job-pages.ts';
 import jobsRoutes from './routes/jobs.ts';
 import quotasRoutes from './routes/quotas.ts';
 import schedulesRoutes from './routes/schedules.ts';
+import scrapeRoutes from './routes/scrape.ts';
+import firecrawlRoutes from './routes/firecrawl.ts';
+import secretsRoutes from './routes/secrets.ts';
 import targetsRoutes from './routes/targets.ts';
 import webhooksRoutes from './routes/webhooks.ts';
 import websitesRoutes from './routes/websites.ts';
@@ -39,8 +42,10 @@ import { errorResponseSchema } from './schemas/common.ts';
 import { scheduleViewSchema, targetViewSchema, websiteViewSchema } from './schemas/configuration.ts';
 import { itemChangeSchema, jobChangesSchema, pageChangeSchema } from './schemas/changes.ts';
 import { crawlAcceptedSchema, crawlScheduledSchema } from './schemas/crawl.ts';
+import { scrapePendingSchema, scrapeResultSchema } from './schemas/scrape.ts';
 import { itemSchema, jobViewSchema, pageSchema } from './schemas/jobs.ts';
 import { deliveryView, webhookView } from './schemas/webhooks.ts';
+import { secretView } from './schemas/secrets.ts';
 
 export interface AppDeps {
   readonly pool: Pool;
@@ -106,7 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // Shared schemas: referenced as `Job#` and so on, and the OpenAPI document's named components.
-  const shared = [errorResponseSchema, jobViewSchema, pageSchema, itemSchema, crawlAcceptedSchema, crawlScheduledSchema, scheduleViewSchema, websiteViewSchema, targetViewSchema, webhookView, deliveryView, pageChangeSchema, itemChangeSchema, jobChangesSchema];
+  const shared = [errorResponseSchema, jobViewSchema, pageSchema, itemSchema, crawlAcceptedSchema, crawlScheduledSchema, scheduleViewSchema, websiteViewSchema, targetViewSchema, webhookView, deliveryView, secretView, pageChangeSchema, itemChangeSchema, jobChangesSchema, scrapeResultSchema, scrapePendingSchema];
   for (const schema of shared) app.addSchema(schema);
 
   await app.register(dependencies, { pool: deps.pool, producer: deps.producer, config, ...(deps.content ? { content: deps.content } : {}), ...(deps.secrets ? { secrets: deps.secrets } : {}) });
@@ -126,6 +131,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
     await api.register(crawlRoutes);
+    await api.register(scrapeRoutes);
+    await api.register(firecrawlRoutes);
     await api.register(jobsRoutes);
     await api.register(jobPagesRoutes);
     await api.register(jobItemsRoutes);
@@ -137,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(websitesRoutes);
     await api.register(targetsRoutes);
     await api.register(webhooksRoutes);
+    await api.register(secretsRoutes);
   });
 
   if (deps.mount) await deps.mount(app);

@@ -5,6 +5,8 @@
 import { DEFAULT_QUOTAS, quotasFromEnv, type QuotaLimits } from '@trawl/store';
 import { DEFAULT_WEBHOOK_QUOTAS, webhookQuotasFromEnv, type WebhookQuotaLimits } from '@trawl/store';
 import { DEFAULT_READY_CACHE_MS, readyCacheMsFromEnv } from '@trawl/streams';
+import { DEFAULT_SCRAPE_CONFIG, type ScrapeConfig } from './scrape/scrape-service.ts';
+import { DEFAULT_USER_SECRET_LIMITS, userSecretLimitsFromEnv, type UserSecretLimits } from '@trawl/store/secrets';
 
 export interface ApiConfig {
   readonly port: number;
@@ -50,12 +52,22 @@ export interface ApiConfig {
    * per-address limits behind a load balancer apply to clients, not to the balancer. Off by default.
    */
   readonly trustProxy: boolean | number | string;
+  /**
+   * Where clients reach this API (`TRAWL_API_PUBLIC_URL`, a comma list for several): the `servers`
+   * of the OpenAPI document. Empty: `http://<host>:<port>` of this instance (127.0.0.1 for a
+   * wildcard host), where `npm start` serves it. Set it behind a load balancer or a TLS proxy.
+   */
+  readonly publicUrl: string;
   /** Every user's quotas unless `user_quotas` says otherwise (`TRAWL_QUOTA_*`). */
   readonly quotas: QuotaLimits;
   /** How long a job's stored content is kept after the job ends, and how the sweep that enforces it runs. */
   readonly contentRetention: ContentRetentionConfig;
   /** Every user's webhook limits unless `user_quotas` says otherwise (`TRAWL_QUOTA_WEBHOOK*`). */
   readonly webhookQuotas: WebhookQuotaLimits;
+  /** Secrets per user and bytes per value (`TRAWL_SECRETS_MAX_PER_USER`, `TRAWL_SECRETS_MAX_VALUE_BYTES`). */
+  readonly secretLimits: UserSecretLimits;
+  /** `POST /scrape` and `POST /map` timeouts (`TRAWL_SCRAPE_TIMEOUT_MS`, `TRAWL_SCRAPE_MAX_TIMEOUT_MS`, `TRAWL_MAP_TIMEOUT_MS`). */
+  readonly scrape: ScrapeConfig;
 }
 
 export interface ContentRetentionConfig {
@@ -85,9 +97,12 @@ export const DEFAULT_CONFIG: ApiConfig = {
   keyResyncMs: 300_000,
   authFailureLimit: 60,
   trustProxy: false,
+  publicUrl: '',
   quotas: DEFAULT_QUOTAS,
   contentRetention: { defaultSeconds: 30 * 86_400, maxSeconds: 90 * 86_400, sweepMs: 600_000 },
   webhookQuotas: DEFAULT_WEBHOOK_QUOTAS,
+  secretLimits: DEFAULT_USER_SECRET_LIMITS,
+  scrape: DEFAULT_SCRAPE_CONFIG,
 };
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min = 0): number {
@@ -126,9 +141,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     keyResyncMs: int(env, 'TRAWL_API_KEY_RESYNC_MS', d.keyResyncMs, 1000),
     authFailureLimit: int(env, 'TRAWL_API_AUTH_FAILURE_LIMIT', d.authFailureLimit, 1),
     trustProxy: trustProxy(env.TRAWL_API_TRUST_PROXY),
+    publicUrl: env.TRAWL_API_PUBLIC_URL?.trim() ?? d.publicUrl,
+    scrape: {
+      ...d.scrape,
+      defaultTimeoutMs: int(env, 'TRAWL_SCRAPE_TIMEOUT_MS', d.scrape.defaultTimeoutMs, 1),
+      maxTimeoutMs: int(env, 'TRAWL_SCRAPE_MAX_TIMEOUT_MS', d.scrape.maxTimeoutMs, 1),
+      mapTimeoutMs: int(env, 'TRAWL_MAP_TIMEOUT_MS', d.scrape.mapTimeoutMs, 1),
+    },
     quotas: quotasFromEnv(env),
     contentRetention: contentRetentionFromEnv(env),
     webhookQuotas: webhookQuotasFromEnv(env),
+    secretLimits: userSecretLimitsFromEnv(env),
   };
 }
 

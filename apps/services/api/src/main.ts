@@ -8,7 +8,7 @@
 import { describeExposures, egressPolicyFromEnv } from '@trawl/crawl';
 import { createKafka, endpoints, startServiceProducer, runService, stackListeners, subscribeLive } from '@trawl/streams';
 import { CONFIG_MIGRATIONS, createPool, migrate, purgeSettledLedger, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
-import { resealWebhookSecrets, secretBoxFromEnv } from '@trawl/store/secrets';
+import { resealStoredCredentials, resealUserSecrets, resealWebhookSecrets, secretBoxFromEnv } from '@trawl/store/secrets';
 import { buildApp } from './app.ts';
 import { configFromEnv } from './config.ts';
 import { purgeExpiredDedupe } from './crawl/submit-crawl.ts';
@@ -37,6 +37,13 @@ await runService('api', async (logger) => {
   // key that opens none of them stops the start here (README: Secrets at rest).
   const resealed = await resealWebhookSecrets(pool, secrets);
   if (resealed.sealed + resealed.resealed > 0) logger.info({ ...resealed, key: secrets.currentKeyId }, 'webhook secrets sealed under the current key');
+  // Users' secrets under a key being rotated out (TRAWL_SECRETS_OLD_KEYS) move to the current one.
+  const movedSecrets = await resealUserSecrets(pool, secrets);
+  if (movedSecrets > 0) logger.info({ resealed: movedSecrets, key: secrets.currentKeyId }, 'user secrets sealed under the current key');
+  // Credentials kept in websites, schedules and accepted crawls: clear ones (older rows) sealed, old keys' moved.
+  const stored = await resealStoredCredentials(pool, secrets);
+  if (stored.rows > 0) logger.info({ ...stored, key: secrets.currentKeyId }, 'stored credentials sealed under the current key');
+  if (stored.unreadable > 0) logger.warn({ ...stored, key: secrets.currentKeyId }, 'stored credentials sealed under a key that is not configured (TRAWL_SECRETS_OLD_KEYS): their jobs fail their pages');
   const kafka = createKafka({ clientId: 'trawl-api', logger });
   const producer = await startServiceProducer({ kafka, logger, emits: ['CrawlRequested', 'JobDispatched', 'JobCancelled'] });
 

@@ -6,9 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openapiDocument, type OpenApiDocument } from './openapi-document.ts';
+import { serversOf } from './openapi-operations.ts';
 
 type Schema = Record<string, unknown>;
 interface Operation {
+  readonly operationId?: string;
+  readonly requestBody?: unknown;
   readonly responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 
@@ -58,6 +61,35 @@ describe('the OpenAPI document', () => {
     const noFailure = operations.filter(([name, op]) => name !== 'GET /healthz' && !Object.keys(op.responses).some((s) => /^[45]/.test(s))).map(([name]) => name);
     expect(noSuccess).toEqual([]);
     expect(noFailure).toEqual([]);
+  });
+
+  it('names every operation (OPERATION_IDS), once', () => {
+    expect(operations.filter(([, op]) => op.operationId === undefined).map(([name]) => name)).toEqual([]);
+    const ids = operations.map(([, op]) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(Object.fromEntries(operations.map(([name, op]) => [name, op.operationId]))).toMatchObject({ 'POST /crawl': 'createCrawl', 'GET /jobs/{id}/status': 'getJobStatus', 'GET /jobs/{id}/pages': 'listJobPages' });
+  });
+
+  it("says that every operation taking a body may answer the framework's 413 and 415", () => {
+    const missing = operations.filter(([, op]) => op.requestBody !== undefined && !(op.responses['413'] && op.responses['415'])).map(([name]) => name);
+    expect(operations.some(([, op]) => op.requestBody !== undefined)).toBe(true);
+    expect(missing).toEqual([]);
+  });
+
+  it('declares 401 on every operation that needs a key, 404 on every one that names a resource (but create-or-replace), 500 on all but liveness', () => {
+    const declares = (op: Operation, status: string) => op.responses[status] !== undefined || op.responses[`${status[0]}XX`] !== undefined;
+    const keyed = operations.filter(([, op]) => (op as { security?: unknown[] }).security?.length !== 0);
+    expect(keyed.filter(([, op]) => !declares(op, '401')).map(([name]) => name)).toEqual([]);
+    expect(operations.filter(([name, op]) => name.includes('{') && !name.startsWith('PUT ') && !declares(op, '404')).map(([name]) => name)).toEqual([]);
+    expect(operations.filter(([name, op]) => name !== 'GET /healthz' && !declares(op, '500')).map(([name]) => name)).toEqual([]);
+  });
+
+  it('is OpenAPI 3.1 and names the servers from the configuration', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.servers).toEqual([expect.objectContaining({ url: 'http://127.0.0.1:3000' })]);
+    expect(serversOf({ publicUrl: 'https://trawl.example.com/, https://eu.trawl.example.com', host: '0.0.0.0', port: 3000 }).map((s) => s.url)).toEqual(['https://trawl.example.com', 'https://eu.trawl.example.com']);
+    expect(serversOf({ publicUrl: '', host: '0.0.0.0', port: 8080 }).map((s) => s.url)).toEqual(['http://127.0.0.1:8080']);
+    expect(serversOf({ publicUrl: '', host: '::1', port: 3000 }).map((s) => s.url)).toEqual(['http://[::1]:3000']);
   });
 
   it('names the fields that are always there in every object answered on success', () => {

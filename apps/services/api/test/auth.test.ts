@@ -197,6 +197,12 @@ const PUBLIC = /^\/(?:$|console$|assets\/|docs|healthz$|readyz$)/;
 /** Query strings a route requires, so the walk reaches its ownership check rather than its validation. */
 const REQUIRED_QUERY: Record<string, string> = { '/jobs/:id/pages/:fetch_id/content': '?format=html' };
 
+/** The error code of an answer: Trawl's `{error: {code}}`, or the Firecrawl-shaped routes' (`/v1`, `/v2`) `{success: false, code}`. */
+function errorCode(res: { json: () => { error?: { code?: string } | string; code?: string } }): string | undefined {
+  const body = res.json();
+  return typeof body.error === 'object' ? body.error.code : body.code;
+}
+
 function requestFor(route: Route, id: string, body: object = {}) {
   const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
   const url = route.url.replace(/:\w+/g, id) + (REQUIRED_QUERY[route.url] ?? '');
@@ -223,7 +229,7 @@ describe('every route needs a valid key', () => {
         const req = requestFor(route, '00000000-0000-4000-8000-000000000000');
         const res = await api.app.inject({ ...req, url: req.url + query, headers });
         expect(res.statusCode, `${route.method} ${route.url} with ${name}`).toBe(401);
-        expect(res.json().error.code).toBe('UNAUTHENTICATED');
+        expect(errorCode(res)).toBe('UNAUTHENTICATED');
         checked++;
       }
       // A valid key in the query string opens only the routes made for browsers (WebSocket, EventSource).
@@ -281,7 +287,9 @@ describe("another user's ids, on every route that takes one", () => {
     // A webhook inserted as the API would store it (creating one through the API resolves its URL).
     const webhook = randomUUID();
     await api.db.pool.query("INSERT INTO webhooks (id, user_id, url, events, secret) VALUES ($1, $2, 'https://a.test/hook', '{job.completed}', $3)", [webhook, alice.user, marker]);
-    const ids: Record<string, string> = { jobs: job, schedules: schedule.schedule_id, websites: site.id, targets: target.id, webhooks: webhook };
+    const secret = (await api.app.inject({ method: 'POST', url: '/secrets', headers: alice.auth, payload: { name: 'alice-key', value: marker } })).json();
+    // A scrape's result and Firecrawl's crawl status are a job's, by its id.
+    const ids: Record<string, string> = { jobs: job, scrape: job, v1: job, v2: job, schedules: schedule.schedule_id, websites: site.id, targets: target.id, webhooks: webhook, secrets: secret.name };
     const bobsSite = (await api.app.inject({ method: 'POST', url: '/websites', headers: bob.auth, payload: { name: 'B', base_url: 'http://b.test/' } })).json();
     const bodies: Record<string, object> = { websites: { name: 'B', base_url: 'http://b.test/' }, targets: { website_id: bobsSite.id, url_template: 'http://b.test/' }, webhooks: { active: false }, schedules: { overlap: 'allow' } };
     const before = await aliceState();
@@ -301,7 +309,7 @@ describe("another user's ids, on every route that takes one", () => {
         expect(res.json().error.code, what).toBe('ID_TAKEN');
       } else {
         expect(res.statusCode, what).toBe(404);
-        expect(res.json().error.code, what).toMatch(/_NOT_FOUND$/);
+        expect(errorCode(res), what).toMatch(/_NOT_FOUND$/);
       }
       expect(res.body, what).not.toContain(marker);
       expect(res.body, what).not.toContain(alice.user);

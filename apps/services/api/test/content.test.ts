@@ -63,8 +63,11 @@ describe('page content', () => {
     expect(none.json().error.code).toBe('CONTENT_NOT_FOUND');
     const noPage = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/nope/content?format=markdown`, headers: auth });
     expect(noPage.json().error.code).toBe('PAGE_NOT_FOUND');
-    const badFormat = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=pdf`, headers: auth });
+    const badFormat = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=docx`, headers: auth });
     expect(badFormat.statusCode).toBe(400);
+    // A format that exists but was not asked for (a PDF of a page fetched over HTTP).
+    const noPdf = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=pdf`, headers: auth });
+    expect(noPdf.json().error.code).toBe('CONTENT_NOT_FOUND');
     const other = await api.user();
     const foreign = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=markdown`, headers: other.auth });
     expect(foreign.json().error.code).toBe('JOB_NOT_FOUND');
@@ -93,6 +96,29 @@ describe('page content', () => {
     const explicit = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=html&inline=false`, headers: auth });
     expect(explicit.headers['content-disposition']).toBe(`attachment; filename="${fetchId}.html"`);
     expect((await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=html&inline=maybe`, headers: auth })).statusCode).toBe(400);
+  });
+
+  it('serves a screenshot and a PDF as the bytes the browser made, sandboxed, typed image/png and application/pdf', async () => {
+    const { user, auth } = await api.user();
+    const jobId = await seedJob(api.db.pool, { user_id: user });
+    // Binary, with bytes that are no valid UTF-8: a text round trip would change them.
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3])]);
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3, 0xff])]);
+    const content = await storePageContent(store, { html: article(4), finalUrl: 'http://port.test/notice/4', captures: { screenshot: png, pdf } }, ['screenshot', 'pdf']);
+    expect(content.formats.map((f) => f.format)).toEqual(['screenshot', 'pdf']);
+    const fetchId = await seedContentPage(jobId, 1, content);
+    for (const [format, type, bytes, ext] of [['screenshot', 'image/png', png, 'png'], ['pdf', 'application/pdf', pdf, 'pdf']] as const) {
+      const res = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages/${fetchId}/content?format=${format}`, headers: auth });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe(type);
+      expect(res.rawPayload.equals(bytes)).toBe(true);
+      expect(String(res.headers['content-security-policy'])).toMatch(/^sandbox;/);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="${fetchId}.${ext}"`);
+    }
+    // NDJSON inlines text formats only.
+    const include = await api.app.inject({ method: 'GET', url: `/jobs/${jobId}/pages?format=ndjson&include=screenshot`, headers: auth });
+    expect(include.statusCode).toBe(400);
   });
 
   it('streams every page of a job as NDJSON with its Markdown', async () => {

@@ -70,6 +70,40 @@ describe('GET /jobs/:id/status', () => {
     });
   });
 
+  it('counts the pages fetched as rel=canonical duplicates, from the PageFetched lines of its log that name a canonical', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 4, requested_at: new Date(Date.now() - 10_000) });
+    expect((await get(`/jobs/${id}/status`, auth)).json().counters.duplicates).toBe(0);
+    const lines: [string, Record<string, unknown>][] = [
+      ['PageFetched', { url: 'http://a.test/p?ref=1', canonical_url: 'http://a.test/p' }],
+      ['PageFetched', { url: 'http://a.test/p?ref=2', canonical_url: 'http://a.test/p' }],
+      ['PageFetched', { url: 'http://a.test/p' }],
+      ['PageFailed', { url: 'http://a.test/q', canonical_url: 'http://a.test/p' }],
+    ];
+    for (const [i, [event, data]] of lines.entries()) {
+      await api.db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id, data) VALUES ($1, $2, now(), 'info', 'x', $3, gen_random_uuid()::text, $4)`, [id, i + 1, event, JSON.stringify(data)]);
+    }
+    const res = await get(`/jobs/${id}/status`, auth);
+    expect(res.json().counters).toMatchObject({ pages_fetched: 4, duplicates: 2 });
+  });
+
+  it('counts the sessions retired and replaced, from the notes of its log', async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 3, requested_at: new Date(Date.now() - 10_000) });
+    expect((await get(`/jobs/${id}/status`, auth)).json().counters.sessions_replaced).toBe(0);
+    const replaced = (n: number) => `session retired and replaced: session ${n} met a block (TRAWL_BLOCKED), generation 1 took its place`;
+    const lines: [string, Record<string, unknown>][] = [
+      ['PageFetched', { url: 'http://a.test/1', notes: [replaced(0), 'proxy 203.0.113.7:3128 benched for 60 s after 3 connect errors in a row'] }],
+      ['PageFetched', { url: 'http://a.test/2', notes: [replaced(1)] }],
+      ['PageFetched', { url: 'http://a.test/3' }],
+      ['PageFailed', { url: 'http://a.test/4', notes: [replaced(2)] }],
+    ];
+    for (const [i, [event, data]] of lines.entries()) {
+      await api.db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id, data) VALUES ($1, $2, now(), 'info', 'x', $3, gen_random_uuid()::text, $4)`, [id, i + 1, event, JSON.stringify(data)]);
+    }
+    expect((await get(`/jobs/${id}/status`, auth)).json().counters).toMatchObject({ pages_fetched: 3, sessions_replaced: 2 });
+  });
+
   it('answers 404 JOB_NOT_FOUND for an unknown job', async () => {
     const { auth } = await api.user();
     const res = await get('/jobs/00000000-0000-4000-8000-000000000001/status', auth);

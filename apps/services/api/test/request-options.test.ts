@@ -4,6 +4,7 @@
  * website's, field by field — for immediate crawls, schedules and websites.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isSealed, openCredential, secretBoxFromEnv } from '@trawl/store/secrets';
 import { startTestApi, type TestApi } from './support.ts';
 
 let api: TestApi;
@@ -67,21 +68,26 @@ describe('request options in the job', () => {
       cookies: { 'shop.example': ['consent=yes'], 'img.cdn.example': ['cdn=1'] },
     });
     expect(site.statusCode, site.body).toBe(201);
-    // Header and cookie values are write-only: the view names them only.
-    expect(site.json()).toMatchObject({ headers: { 'X-Site': '***', 'X-Token': '***' }, user_agent: 'SiteBot/1', locale: 'de-DE', cookies: { 'shop.example': ['consent=***'] } });
+    // Header and cookie values are write-only: the view names headers only; cookies are kept sealed whole (their names too).
+    expect(site.json()).toMatchObject({ headers: { 'X-Site': '***', 'X-Token': '***' }, user_agent: 'SiteBot/1', locale: 'de-DE', cookies: { 'shop.example': ['***'] } });
     expect(site.body).not.toContain('from-site');
+    // Stored sealed: the websites row holds no value.
+    const row = JSON.stringify((await api.db.pool.query('SELECT headers, cookies FROM websites WHERE id = $1', [site.json().id])).rows[0]);
+    for (const clear of ['from-site', 'consent=yes', 'cdn=1']) expect(row).not.toContain(clear);
     const res = await post('/crawl', auth, {
       spider: site.json().id, start_urls: [SITE], depth: 0,
       headers: { 'x-token': 'from-crawl' }, locale: 'fr-CH', cookies: { 'shop.example': [`sid=${SECRET}`] },
     });
     expect(res.statusCode, res.body).toBe(200);
     const dispatched = api.sent.find((e) => e.name === 'JobDispatched' && e.body.job_id === res.json().job_id)!;
-    expect(dispatched.body.spec).toMatchObject({
-      headers: { 'x-site': 'site', 'x-token': 'from-crawl' },
-      user_agent: 'SiteBot/1',
-      locale: 'fr-CH',
-      cookies: { 'shop.example': [`sid=${SECRET}`], 'img.cdn.example': ['cdn=1'] },
-    });
+    const spec = dispatched.body.spec as { headers: Record<string, string>; cookies: Record<string, string[]> };
+    // The spec carries every header value and cookie sealed; the worker's key opens them.
+    expect(JSON.stringify(spec)).not.toContain(SECRET);
+    const box = secretBoxFromEnv();
+    const open = (v: string) => (expect(isSealed(v), v).toBe(true), openCredential(box, v));
+    expect(spec).toMatchObject({ user_agent: 'SiteBot/1', locale: 'fr-CH' });
+    expect(Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [k, open(v)]))).toEqual({ 'x-site': 'site', 'x-token': 'from-crawl' });
+    expect(Object.fromEntries(Object.entries(spec.cookies).map(([d, l]) => [d, l.map(open)]))).toEqual({ 'shop.example': [`sid=${SECRET}`], 'img.cdn.example': ['cdn=1'] });
   });
 
   it('make another crawl for the dedupe: other cookies, another job', async () => {

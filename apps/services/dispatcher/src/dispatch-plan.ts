@@ -4,7 +4,7 @@
  * and committing, or two replicas racing) yields the very same events, which everything
  * downstream absorbs.
  */
-import type { CrawlSpec } from '@trawl/schemas';
+import type { CrawlSpec, RequestOptions } from '@trawl/schemas';
 import { eventId, type EventBody } from '@trawl/streams';
 import { crawlSpec, jobIdForSlot, searchUrl, type Schedule, type Target, type Website } from '@trawl/store';
 
@@ -21,9 +21,14 @@ export interface PlanInput {
   readonly website?: Website | null;
   /** The most pages the owner's quota leaves this job (its spec's max_pages is cut to it). */
   readonly pageCap?: number;
+  /**
+   * The job's option layers with their credentials sealed — the website's, then the schedule's
+   * stored request (store sealedLayers) — made before planning, which is pure. Absent: none.
+   */
+  readonly options?: readonly (RequestOptions | null)[];
 }
 
-export function planDispatch({ schedule, slot, target, website, pageCap }: PlanInput): DispatchPlan {
+export function planDispatch({ schedule, slot, target, website, pageCap, options = [] }: PlanInput): DispatchPlan {
   const jobId = jobIdForSlot(schedule.id, slot);
   // A recurring schedule's next run revalidates what this one fetched: its bodies are kept for the
   // HTTP cache unless the request says otherwise. A one-time run keeps none unless asked.
@@ -31,7 +36,7 @@ export function planDispatch({ schedule, slot, target, website, pageCap }: PlanI
   let spec: CrawlSpec;
   let startUrls: readonly string[];
   if (target) {
-    spec = crawlSpec(website, { store_in_cache: recurring });
+    spec = crawlSpec(website, { store_in_cache: recurring, request: options });
     startUrls = [searchUrl(target)];
   } else if (schedule.request) {
     spec = crawlSpec(website, {
@@ -43,7 +48,7 @@ export function planDispatch({ schedule, slot, target, website, pageCap }: PlanI
       store_in_cache: schedule.request.store_in_cache ?? recurring,
       sitemap: schedule.request.sitemap ?? 'include',
       // The schedule's stored request options over the website's, field by field.
-      request: [schedule.request],
+      request: options,
     });
     startUrls = schedule.request.start_urls;
   } else {

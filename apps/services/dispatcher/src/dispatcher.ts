@@ -52,7 +52,9 @@ import {
   readUsage,
   recordJobs,
   runningJobs,
+  sealedLayers,
   shortestGapMs,
+  type DedupeInput,
   type DispatchedSlot,
   type LedgerEntry,
   type PausedSchedule,
@@ -60,7 +62,11 @@ import {
   type PoolClient,
   type QuotaLimits,
   type SkippedSlot,
+  type CrawlRequest,
+  type Website,
 } from '@trawl/store';
+import { credentialFingerprint, sealCredentials, secretBoxFromEnv, UnknownSecretError, userSecretLookup, type SecretBox } from '@trawl/store/secrets';
+import type { RequestOptions } from '@trawl/schemas';
 import { planDispatch } from './dispatch-plan.ts';
 import { resolveSchedule } from './schedule-checks.ts';
 
@@ -76,6 +82,8 @@ export interface DispatcherOptions {
   readonly metrics?: MetricsRegistry;
   /** How long a run of a schedule with `dedupe` answers identical crawls (and is answered by them); default `TRAWL_DEDUPE_TTL`, 0: off. */
   readonly dedupeTtlSeconds?: number;
+  /** Seals the credentials of the jobs' specs; default from TRAWL_SECRETS_KEY (or the stack's env file), read when a job first needs it. */
+  readonly secrets?: SecretBox;
 }
 
 export interface TickResult {
@@ -96,6 +104,8 @@ export class Dispatcher {
   private readonly slots: ReturnType<typeof counterIn>;
   private readonly dedupeTtlSeconds: number;
 
+  private secretBox: SecretBox | undefined;
+
   constructor(private readonly options: DispatcherOptions) {
     this.batchSize = options.batchSize ?? 500;
     this.quotas = options.quotas ?? quotasFromEnv();
@@ -106,6 +116,24 @@ export class Dispatcher {
       'Due schedule slots by what became of them: dispatched, skipped (reason OVERLAP, QUOTA_EXCEEDED or DEDUPED), held (overlap queue, counted each tick), paused, cancelled.',
       ['outcome', 'reason'],
     );
+  }
+
+  private box(): SecretBox {
+    return (this.secretBox ??= this.options.secrets ?? secretBoxFromEnv(process.env, 'the dispatcher'));
+  }
+
+  /** The job's option layers (the website's, the schedule's request) with every credential sealed and secrets resolved. */
+  private async sealedOptions(tx: PoolClient, ownerId: string | null, website: Website | null | undefined, request: CrawlRequest | null): Promise<(RequestOptions | null)[]> {
+    const layers = request ? [{ options: request, from: 'stored' as const }] : [];
+    const box = this.box();
+    return sealedLayers(website, layers, { box, lookup: ownerId ? userSecretLookup(tx, box, ownerId) : undefined });
+  }
+
+  /** The dedupe key of a schedule's request, over its credentials' clear values (sealing is randomised). */
+  private async dedupeKeyOf(tx: PoolClient, ownerId: string, request: CrawlRequest): Promise<string> {
+    const box = this.box();
+    const { clear } = await sealCredentials(request, { box, lookup: userSecretLookup(tx, box, ownerId), from: 'stored' });
+    return dedupeKey(clear as DedupeInput, credentialFingerprint(box));
   }
 
   /** Dispatches everything due at `now`, batch after batch. */
@@ -196,7 +224,17 @@ export class Dispatcher {
         }
         continue;
       }
-      let plan = planDispatch({ schedule, slot, target: resolution.target, website: resolution.website });
+      // Credentials sealed for the job's spec; a secret deleted since the schedule was saved pauses it.
+      let options: (RequestOptions | null)[];
+      try {
+        options = await this.sealedOptions(tx, schedule.owner_id, resolution.website, schedule.request);
+      } catch (err) {
+        if (!(err instanceof UnknownSecretError)) throw err;
+        paused.push({ id: schedule.id, reason: 'UNKNOWN_SECRET', message: err.message });
+        logger.warn({ ...log, reason: 'UNKNOWN_SECRET' }, `schedule paused: ${err.message}`);
+        continue;
+      }
+      let plan = planDispatch({ schedule, slot, target: resolution.target, website: resolution.website, options });
       if (schedule.owner_id && own) {
         const used = usage.get(schedule.owner_id)!;
         const decision = decideJob(own, used, plan.jobDispatched.body.spec.max_pages);
@@ -205,13 +243,13 @@ export class Dispatcher {
           logger.warn({ ...log, reason: 'QUOTA_EXCEEDED', limit: decision.limit, slot }, `schedule slot skipped: ${decision.message}`);
           continue;
         }
-        if (decision.capped) plan = planDispatch({ schedule, slot, target: resolution.target, website: resolution.website, pageCap: decision.maxPages });
+        if (decision.capped) plan = planDispatch({ schedule, slot, target: resolution.target, website: resolution.website, pageCap: decision.maxPages, options });
         if (dedupes && schedule.dedupe && schedule.request) {
           // Claimed last, once the slot would run: a claim names a job that does start. Its own
           // earlier runs never answer a schedule's slot (its cadence asks for a new run); the slot's
           // own job id is its re-dispatch after a crash.
           const claim = await claimDedupe(tx, {
-            userId: schedule.owner_id, key: dedupeKey(schedule.request), jobId: plan.jobId, ttlSeconds: this.dedupeTtlSeconds,
+            userId: schedule.owner_id, key: await this.dedupeKeyOf(tx, schedule.owner_id, schedule.request), jobId: plan.jobId, ttlSeconds: this.dedupeTtlSeconds,
             replaces: schedule.last_job_id ? [schedule.last_job_id] : [],
           });
           if (!claim.claimed) {
@@ -247,3 +285,4 @@ export class Dispatcher {
     return { claimed: due.length, dispatched: marks.length, cancelled: cancelled.length, paused: paused.length, skipped: skipped.length, queued, skips };
   }
 }
+

@@ -36,7 +36,7 @@
  * backlog of slow hosts does not run ahead of every other job's fetches.
  */
 import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EventProducer, type Logger } from '@trawl/streams';
-import { HostBusyError, pageEvents, pageFailedEvent, unsafeAddressLogFields, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
+import { BlockedError, HostBusyError, pageEvents, pageFailedEvent, unsafeAddressLogFields, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
 import type { FetchRequested } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
 import type { FetchSlots } from './fetch-slots.ts';
@@ -59,6 +59,8 @@ export interface FetchHandlerDeps {
   readonly content?: PageContentStore;
   /** The worker's fetch slots, handed out between jobs in turn; without them a fetch runs as soon as the consumer hands it over. */
   readonly slots?: Pick<FetchSlots, 'run'>;
+  /** Takes what the worker has to tell a job's log (proxy-pool.ts takeNotes: a proxy benched); said on the job's next PageFetched. */
+  readonly notes?: (jobId: string) => readonly string[];
   /** Where the fetch outcomes are counted; default the process-wide registry. */
   readonly metrics?: Registry;
 }
@@ -71,9 +73,11 @@ function fetchOutcomes(registry: Registry) {
 export class FetchHandler {
   private readonly outcomes;
   private readonly fromCache;
+  private readonly blocked;
 
   constructor(private readonly deps: FetchHandlerDeps) {
     this.outcomes = fetchOutcomes(deps.metrics ?? defaultMetrics);
+    this.blocked = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_blocked_total', 'Answers taken for block pages (never stored; retried with back-off), by rule: challenge, captcha, pattern, small_body.', ['rule']);
     this.fromCache = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_pages_from_cache_total', 'Pages whose stored body was parsed instead of one fetched now: not_modified (a conditional request answered 304), max_age (reused without a request).', ['reuse']);
   }
 
@@ -94,6 +98,11 @@ export class FetchHandler {
       // which range refused it is the operator's to know, here.
       const refusal = unsafeAddressLogFields(err);
       if (refusal) this.deps.logger.warn({ job_id: request.job_id, fetch_id: request.fetch_id, url: request.url, ...refusal }, 'fetch refused by the egress rules');
+      // A block page: said once per answer (the rule and why, never the body), then retried like any retriable failure.
+      if (err instanceof BlockedError) {
+        this.blocked.inc({ rule: err.verdict.rule });
+        this.deps.logger.warn({ job_id: request.job_id, fetch_id: request.fetch_id, url: request.url, attempt: event.attempt, status: err.status, rule: err.verdict.rule, reason: err.verdict.reason }, 'blocked');
+      }
       this.outcomes.inc({ outcome: 'error', class: describeError(err).code ?? describeError(err).errorClass, render_mode: 'unknown' });
       throw err;
     }
@@ -107,7 +116,10 @@ export class FetchHandler {
     }
     // Stored before PageFetched is produced: an event never names an object not yet written.
     const content = this.deps.content ? await this.deps.content.store(request, page) : undefined;
-    const { items, fetched } = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes, ...(content ? { content } : {}) });
+    const built = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes, ...(content ? { content } : {}) });
+    // The job's notes (a proxy benched since its previous page here) ride on this page's line of the job log.
+    const notes = this.deps.notes?.(request.job_id) ?? [];
+    const { items, fetched } = notes.length > 0 ? { ...built, fetched: { ...built.fetched, notes: [...notes] } } : built;
     const encodedItems = await Promise.all(items.map((item) => this.deps.producer.encodeEvent('ItemExtracted', item)));
     const encodedPage = await this.deps.producer.encodeEvent('PageFetched', fetched);
     await Promise.all(encodedItems.map((item) => this.deps.producer.sendRaw(item)));

@@ -76,7 +76,8 @@ export class PageContentStore {
     if (formats.length > 0) {
       if (!(await this.mayStore(request))) return this.refused(page);
       await this.ensureBucket();
-      return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl }, formats);
+      // A render's screenshot and PDF (result.captures) go with the body when the job asked for them.
+      return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl, ...(result.captures ? { captures: result.captures } : {}) }, formats);
     }
     if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
     if (!request.spec.store_in_cache && !request.cached) return undefined;

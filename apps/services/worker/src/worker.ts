@@ -27,22 +27,41 @@ import {
   type Logger,
   type Service,
 } from '@trawl/streams';
-import { containBrowser, describeExposures, egressPolicyFromEnv, HostLimiter, hostLimiterOptionsFromEnv, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver, SitemapReader, sitemapLimitsFromEnv, userAgentFromEnv, type PageFetcher } from '@trawl/crawl';
+import { actionLimitsFromEnv, AutoThrottle, autoThrottleOptionsFromEnv, BlockClassifier, blockClassifierOptionsFromEnv, containBrowser, describeExposures, egressPolicyFromEnv, HostLimiter, hostLimiterOptionsFromEnv, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver, SitemapReader, sitemapLimitsFromEnv, userAgentFromEnv, type PageFetcher } from '@trawl/crawl';
 import { createPool, CRAWL_SPEC_MIGRATIONS, CRAWL_SPECS_OWNER, migrate, quotasFromEnv } from '@trawl/store';
 import { ContentStore } from '@trawl/content';
+import { secretBoxFromEnv } from '@trawl/store/secrets';
+import { credentialOpener } from './credential-opener.ts';
 import { EndedJobs } from './ended-jobs.ts';
 import { FetchSlots, fetchSlotsOptionsFromEnv } from './fetch-slots.ts';
 import { PageContentStore } from './page-content-store.ts';
 import { StorageQuota } from './storage-quota.ts';
 import { FetchHandler } from './fetch-handler.ts';
+import { registerThrottleGauges } from './throttle-metrics.ts';
 import { budgetedFetcher, pageBudgetMs } from './page-budget.ts';
 import { SpecCache } from './spec-cache.ts';
+import { browserLogin, SessionPool } from '@trawl/crawl';
+import { ProxyPools, proxyPoolsOptionsFromEnv } from '@trawl/crawl';
+import { proxyObserver } from './proxy-metrics.ts';
+import { SessionLog } from './session-log.ts';
+import { sessionEvents } from './session-events.ts';
 import { StoredBodies } from './stored-bodies.ts';
 import { httpCacheEnabled } from './http-cache-config.ts';
 import { clampedSitemapLimits } from './sitemap-config.ts';
 import { ParsePool, parsePoolOptionsFromEnv } from './parse/parse-pool.ts';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
+
+/** A page carries at most 5 notes (PageFetched.notes): the proxies' first, the sessions' in the room left (the rest on a later page). */
+function withSessionNotes(proxyNotes: readonly string[], take: (max: number) => string[]): readonly string[] {
+  const room = 5 - proxyNotes.length;
+  return room > 0 ? [...proxyNotes, ...take(room)] : proxyNotes;
+}
+
+function memo<T>(make: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => (value ??= { v: make() }).v;
+}
 
 export interface WorkerOptions {
   /** What pages are fetched over HTTP through (default: the HTTP fetcher itself; tests put a misbehaving page in front of it). */
@@ -55,7 +74,12 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const { policy, exposures } = await egressPolicyFromEnv(stackListeners());
   if (exposures.length > 0) logger.warn({ exposures: describeExposures(exposures) }, 'TRAWL_FETCH_ALLOW opens ports of the stack to crawls (TRAWL_FETCH_ALLOW_STACK=1)');
   const httpCache = httpCacheEnabled();
+  // Jobs' credentials (headers, cookies, proxy credentials, login fields, typed text) arrive sealed:
+  // no key, no start (TRAWL_SECRETS_KEY, the API's and the dispatcher's; README: Secrets).
+  const credentials = credentialOpener(secretBoxFromEnv(process.env, 'the worker'));
   const politeness = hostLimiterOptionsFromEnv();
+  // The operator's default proxy and the benching rule (TRAWL_PROXY_URL, TRAWL_PROXY_BENCH_AFTER, TRAWL_PROXY_BENCH_MS); a bad URL stops the start.
+  const proxySettings = proxyPoolsOptionsFromEnv();
   const fetching = fetchSlotsOptionsFromEnv();
   const budgetMs = pageBudgetMs();
   const parsing = parsePoolOptionsFromEnv();
@@ -64,7 +88,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const sitemapLimits = clampedSitemapLimits(sitemapLimitsFromEnv(), budgetMs);
   const kafka = createKafka({ clientId: 'trawl-worker', logger });
   const codec = new EventCodec();
-  const producer = await startServiceProducer({ kafka, logger, codec, emits: ['PageFetched', 'PageFailed', 'ItemExtracted'] });
+  const producer = await startServiceProducer({ kafka, logger, codec, emits: ['PageFetched', 'PageFailed', 'ItemExtracted', 'SessionUpdated'] });
 
   const resolver = new SafeResolver(policy);
   const timeoutMs = int('TRAWL_FETCH_TIMEOUT_MS', 30_000);
@@ -86,7 +110,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   if (browserSandbox.state === 'on') logger.info({ browserSandbox }, `Chromium runs as ${browserSandbox.user}, sandboxed`);
   else logger.warn({ browserSandbox }, browserSandbox.reason ?? `Chromium sandbox ${browserSandbox.state}`);
   // Chromium starts on the first page that needs it: most crawls never do.
-  const browser = lazyBrowserFetcher({ policy, resolver, containment, concurrency: fetching.browserTabs, userAgent: agent.userAgent });
+  const browser = lazyBrowserFetcher({ policy, resolver, containment, concurrency: fetching.browserTabs, userAgent: agent.userAgent, open: credentials.open, actionLimits: actionLimitsFromEnv() });
   // Fetch slots and browser tabs go round the jobs waiting for them (fetch-slots.ts).
   const slots = new FetchSlots(fetching);
   liveGaugeIn(defaultMetrics, 'trawl_worker_fetch_slots', 'Fetches holding a slot (fetching) or waiting for their turn (waiting); browser renders in a tab (rendering) or waiting for one (waiting_for_tab).', ['state']).add(() => {
@@ -105,6 +129,10 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const robots = new RobotsCache(http, { productToken: agent.productToken });
   // A job's host_concurrency / host_delay_ms bind its own fetches; robots.txt, 429s and the operator's caps everyone's.
   const limiter = new HostLimiter(politeness);
+  // Block pages are never stored (blocks/block-classifier.ts); adaptive_throttle jobs have their delay and concurrency chosen per host (auto-throttle.ts).
+  const blocks = new BlockClassifier(blockClassifierOptionsFromEnv());
+  const throttle = new AutoThrottle(autoThrottleOptionsFromEnv());
+  registerThrottleGauges(defaultMetrics, throttle);
   // A page's budget starts with its fetch (robots.txt and the politeness wait come first, uncharged).
   const parseLimits = parseLimitsFromEnv();
   const contentStore = new ContentStore();
@@ -112,14 +140,27 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const parsePool = parsing.threads > 0 ? new ParsePool(parsing, logger) : undefined;
   // The HTTP cache reads the bodies its entries name from the content store (stored-bodies.ts).
   // Sitemaps go through the same safe fetcher, robots.txt and host limiter as pages, never the cache.
+  // Jobs' sessions (CrawlSpec.sessions, login) live on trawl.sessions, jars sealed (session-log.ts).
+  const sessionLog = new SessionLog({ kafka, codec, logger, producer, box: memo(() => secretBoxFromEnv(process.env, 'the worker')), catchUpMs: int('TRAWL_SESSION_CATCH_UP_MS', 15_000) });
+  await sessionLog.start();
+  // Login fields arrive sealed; they are opened only where the login sends them (form-login.ts).
+  const sessionNotes = sessionEvents(logger);
+  const sessions = new SessionPool({ store: sessionLog, http, browser: browserLogin(slots.tabbed(browser)), open: (value) => credentials.open(value), onEvent: sessionNotes.onEvent });
+  // Jobs' proxies (CrawlSpec.proxies, else TRAWL_PROXY_URL); their credentials open here, in memory.
+  const proxies = new ProxyPools({ ...proxySettings, open: (v) => credentials.open(v), observer: proxyObserver(defaultMetrics, logger) });
   const processor = new PageProcessor({
     // The wait for a tab comes before the budget's clock, like the wait for a host's politeness.
     http: budgetedFetcher(options.http?.(http) ?? http), browser: slots.tabbed(budgetedFetcher(browser)), robots, limiter, parseLimits,
     ...(parsePool ? { parse: parsePool.parse } : {}),
     ...(httpCache ? { cache: new StoredBodies(contentStore, logger) } : {}),
     sitemaps: new SitemapReader({ http, robots, limiter, limits: sitemapLimits }),
+    blocks,
+    throttle,
+    credentials,
+    sessions,
+    proxies,
   });
-  logger.info({ pageBudgetMs: budgetMs, parseLimits, parsing, politeness, fetching, httpCache, sitemapLimits }, 'page processing');
+  logger.info({ pageBudgetMs: budgetMs, parseLimits, parsing, politeness, fetching, httpCache, sitemapLimits, proxy: { operatorDefault: proxySettings.defaultProxy ? parseProxyUrlLabel(proxySettings.defaultProxy) : null, benchAfter: proxySettings.benchAfter, benchMs: proxySettings.benchMs } }, 'page processing');
   // Specs by hash (crawl_specs): FetchRequested names its job's spec rather than copying it.
   const pool = createPool({ applicationName: 'trawl-worker', max: 4 });
   await migrate(pool, CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS);
@@ -128,7 +169,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const quota = new StorageQuota(pool, { defaults: quotasFromEnv(), logger, ttlMs: int('TRAWL_WORKER_STORAGE_QUOTA_TTL_MS', 10_000) });
   const content = new PageContentStore(contentStore, logger, { httpCache, quota });
   content.prepare();
-  const handler = new FetchHandler({ processor, producer, logger, endedJobs, pageBudgetMs: budgetMs, specs, content, slots });
+  const handler = new FetchHandler({ processor, producer, logger, endedJobs, pageBudgetMs: budgetMs, specs, content, slots, notes: (jobId) => withSessionNotes(proxies.takeNotes(jobId), (max) => sessionNotes.takeNotes(jobId, max)) });
   const consumer = await runEventConsumer({
     name: 'worker',
     groupId: consumerGroup('trawl-worker'),
@@ -154,6 +195,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
     async stop() {
       await consumer.stop();
       await endedJobs.stop();
+      await sessionLog.stop();
       await producer.disconnect();
       await http.close();
       await browser.close();
@@ -162,4 +204,10 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
       content.close();
     },
   };
+}
+
+/** The operator's proxy as `scheme://host:port`, for the start-up log: never its credentials. */
+function parseProxyUrlLabel(raw: string): string {
+  const u = new URL(raw);
+  return `${u.protocol}//${u.host}`;
 }

@@ -9,6 +9,7 @@ import { CliError, UsageError } from './lib/cli-error.ts';
 import { printable } from './lib/format.ts';
 import { build } from './commands/build.ts';
 import { crawl, parseCount, parseSitemapMode } from './commands/crawl.ts';
+import { CRAWL_FLAG_OPTIONS, CRAWL_FLAGS_USAGE, optionsBody } from './commands/crawl-options.ts';
 import { demo } from './commands/demo.ts';
 import { down } from './commands/down.ts';
 import { exportJob } from './commands/export.ts';
@@ -17,6 +18,7 @@ import { isJobAction, jobAction } from './commands/job-control.ts';
 import { createKey, listKeys, revokeKey } from './commands/keys.ts';
 import { logs } from './commands/logs.ts';
 import { replay } from './commands/replay.ts';
+import { map, scrape } from './commands/scrape.ts';
 import { replayOptionsFromFlags } from '@trawl/streams';
 import { createSchedule, editSchedule, isScheduleAction, listSchedules, scheduleAction } from './commands/schedules.ts';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, redeliver, testWebhook } from './commands/webhooks.ts';
@@ -37,6 +39,14 @@ export const USAGE = `usage: trawl <command>
       --fresh               a new job even if an identical one ran recently (ignore_cache)
       --sitemap MODE        include (default) | only | skip: what a site root's sitemaps add
       --follow | --detach   follow with a progress bar and summary (default) | print the job id and return
+${CRAWL_FLAGS_USAGE}
+  scrape <url> [--json]   fetch one page now (POST /scrape) and print it (the first --format; --json: the whole answer)
+      --format F1,F2        markdown (default), html, text, links, screenshot, pdf, metadata
+      --timeout-ms N        how long to wait for the page (else the job goes on and the command fails)
+  map <url> [--json]      a site's URLs from its sitemaps and its page's links (POST /map), one a line
+      --search S            only URLs containing S (case-insensitive)
+      --limit N             at most N URLs (default 100, ≤ 5000)
+      --sitemap MODE        include (default) | only | skip
   jobs [--status s] [--limit N] [--json]   (--status error = failed)
   cancel <job id> [--json]        cancel a job
   pause <job id> [--json]         pause a job: no new fetches, state kept, until resumed
@@ -90,7 +100,7 @@ async function run(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       label: { type: 'string' },
       format: { type: 'string' },
-      include: { type: 'string' },
+      ...CRAWL_FLAG_OPTIONS,
       'swap-threshold': { type: 'string' },
       from: { type: 'string' },
       'keep-old': { type: 'boolean' },
@@ -99,6 +109,8 @@ async function run(argv: string[]): Promise<number> {
       interval: { type: 'string' },
       at: { type: 'string' },
       'time-zone': { type: 'string' },
+      search: { type: 'string' },
+      'timeout-ms': { type: 'string' },
       overlap: { type: 'string' },
       events: { type: 'string' },
       secret: { type: 'string' },
@@ -143,8 +155,20 @@ async function run(argv: string[]): Promise<number> {
         fresh: values.fresh,
         follow: values.follow ?? !values.detach,
         json: values.json,
+        options: optionsBody(values),
       });
       return result && result.status !== 'finished' ? 1 : 0;
+    }
+    case 'scrape': {
+      if (args.length !== 1) throw new UsageError('usage: trawl scrape <url> [--format markdown,links] [--timeout-ms N] [--json]');
+      const formats = (values.format ?? 'markdown').split(',').map((f) => f.trim()).filter(Boolean);
+      const timeoutMs = parseCount('timeout-ms', values['timeout-ms'], 1, 3_600_000);
+      return scrape(ApiClient.fromEnv(), args[0]!, { formats, ...(timeoutMs === undefined ? {} : { timeoutMs }), json: values.json, options: optionsBody(values) });
+    }
+    case 'map': {
+      if (args.length !== 1) throw new UsageError('usage: trawl map <url> [--search S] [--limit N] [--sitemap include|only|skip] [--json]');
+      const limit = parseCount('limit', values.limit, 1, 5000);
+      return map(ApiClient.fromEnv(), args[0]!, { ...(values.search ? { search: values.search } : {}), ...(limit === undefined ? {} : { limit }), ...(values.sitemap === undefined ? {} : { sitemap: parseSitemapMode(values.sitemap) }), json: values.json });
     }
     case 'jobs':
       await jobs(ApiClient.fromEnv(), { ...(values.status ? { status: values.status } : {}), limit: parseCount('limit', values.limit, 1, 500) ?? 20, json: values.json });
@@ -154,7 +178,8 @@ async function run(argv: string[]): Promise<number> {
       return logs(ApiClient.fromEnv(), args[0]!, { json: values.json });
     case 'export':
       if (args.length !== 1) throw new UsageError('usage: trawl export <job id> --format ndjson|csv [--include markdown]');
-      return exportJob(ApiClient.fromEnv(), args[0]!, { format: values.format ?? 'ndjson', ...(values.include === undefined ? {} : { include: values.include }) });
+      if ((values.include?.length ?? 0) > 1) throw new UsageError('export takes one --include FORMAT');
+      return exportJob(ApiClient.fromEnv(), args[0]!, { format: values.format ?? 'ndjson', ...(values.include?.[0] === undefined ? {} : { include: values.include[0] }) });
     case 'keys': {
       if (args[0] === 'revoke' && args.length === 2) {
         await revokeKey(args[1]!);

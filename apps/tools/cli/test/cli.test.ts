@@ -81,6 +81,20 @@ describe('trawl', () => {
     expect((await trawl(['--help'])).stdout).toContain('usage: trawl');
   });
 
+  it('scrape and map refuse what the API refuses, with its code, and check their usage', async () => {
+    const key = await newKey(`scraper-${randomUUID().slice(0, 6)}`);
+    expect((await trawl(['scrape'], { TRAWL_API_KEY: key })).code).toBe(2);
+    expect((await trawl(['map', 'http://a.test/', '--limit', '9999'], { TRAWL_API_KEY: key })).code).toBe(2);
+    const format = await trawl(['scrape', 'http://10.0.0.1/', '--format', 'markdown,rawHtml'], { TRAWL_API_KEY: key });
+    expect(format.code).toBe(1);
+    expect(format.stderr).toContain('UNSUPPORTED_FORMAT');
+    for (const command of ['scrape', 'map']) {
+      const refused = await trawl([command, 'http://10.0.0.1/'], { TRAWL_API_KEY: key });
+      expect(refused.code, command).toBe(1);
+      expect(refused.stderr, command).toContain('URL_REFUSED');
+    }
+  });
+
   it('crawl --detach prints the job id; jobs lists it', async () => {
     const key = await newKey(`bob-${randomUUID().slice(0, 6)}`);
     const r = await trawl(['crawl', 'http://127.0.0.1:8090/jobs?page=1', '--depth', '2', '--detach'], { TRAWL_API_KEY: key });
@@ -92,6 +106,22 @@ describe('trawl', () => {
     expect(list.stdout).toContain('pending');
     const json = JSON.parse((await trawl(['jobs', '--json'], { TRAWL_API_KEY: key })).stdout);
     expect(json[0].job_id).toBe(jobId);
+  });
+
+  it('crawl sends its reach and link flags in the body: the API takes good ones and refuses bad ones with their code', async () => {
+    const key = await newKey(`flags-${randomUUID().slice(0, 6)}`);
+    const url = 'http://127.0.0.1:8090/jobs?page=3';
+    const good = await trawl(['crawl', url, '--detach', '--header', 'X-Api-Key: k-1', '--user-agent', 'FlagBot/1.0', '--locale', 'fr-CH', '--include', '/jobs', '--exclude', 'sort=', '--scope', 'same_domain', '--follow-nofollow'], { TRAWL_API_KEY: key });
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+    for (const [flags, code] of [
+      [['--include', '/jobs(?!/open)'], 'UNSUPPORTED_PATTERN'],
+      [['--header', 'Host: evil.example'], 'HEADER_NOT_ALLOWED'],
+    ] as const) {
+      const bad = await trawl(['crawl', url, '--detach', ...flags], { TRAWL_API_KEY: key });
+      expect(bad.code, flags.join(' ')).toBe(1);
+      expect(bad.stderr, flags.join(' ')).toContain(code);
+    }
   });
 
   it('crawl follows the job to its end and prints a summary', async () => {

@@ -12,29 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -51,93 +29,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: Postgres, Kafka, the schema registry and ClickHouse answer (each check with an API key) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready" | "unready";
-                            /** @description each dependency's check: with an API key, or on the operator port */
-                            checks?: {
-                                [key: string]: {
-                                    ok: boolean;
-                                    ms: number;
-                                    error?: string;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready" | "unready";
-                            /** @description each dependency's check: with an API key, or on the operator port */
-                            checks?: {
-                                [key: string]: {
-                                    ok: boolean;
-                                    ms: number;
-                                    error?: string;
-                                };
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -156,159 +48,67 @@ export interface paths {
         get?: never;
         put?: never;
         /** Submit a crawl: now (deduplicated), at a time, or on a schedule */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description as the body field; the body wins when both are given */
-                    ignore_cache?: boolean;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description a website id whose selectors, pagination and politeness apply */
-                        spider?: string;
-                        /** @description absolute http(s) URLs */
-                        start_urls: string[];
-                        /** @description link hops from a start URL; 0 fetches the start URLs only */
-                        depth: number;
-                        max_pages?: number;
-                        /**
-                         * Format: date-time
-                         * @description run once at this time (with `interval`: start repeating then)
-                         */
-                        schedule_at?: string;
-                        /** @description repeat: a cron expression (5 fields, or 6 with seconds; read in `time_zone`) or a duration such as `30s`, `15m`, `2h` */
-                        interval?: string;
-                        /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
-                        time_zone?: string;
-                        /**
-                         * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
-                         * @enum {string}
-                         */
-                        overlap?: "skip" | "queue" | "allow";
-                        /** @description a slot whose request equals a crawl of yours started within the dedupe TTL (an immediate `POST /crawl`, or a run of another schedule with `dedupe`) is not run: it is answered from that job, recorded in `skipped` (`DEDUPED: answered by job …`); a run that starts answers identical crawls until the TTL. The schedule's own earlier runs never answer its slots. Default false; schedules of start URLs only */
-                        dedupe?: boolean;
-                        /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`; read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
-                        formats?: ("html" | "text" | "markdown")[];
-                        /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
-                        content_retention?: number;
-                        /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
-                        max_age?: number;
-                        /**
-                         * @description what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job
-                         * @enum {string}
-                         */
-                        sitemap?: "include" | "only" | "skip";
-                        /** @description bypass both caches: start a new job even if an identical one ran within the dedupe TTL, and fetch every page in full (no reuse within `max_age`, no conditional request). Also `?ignore_cache=true` */
-                        ignore_cache?: boolean;
-                        /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
-                        store_in_cache?: boolean;
-                        params?: {
-                            [key: string]: string;
-                        };
-                        /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
-                        headers?: {
-                            [key: string]: string;
-                        };
-                        /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
-                        user_agent?: string;
-                        /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
-                        locale?: string;
-                        /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
-                        cookies?: {
-                            [key: string]: string[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description an immediate crawl: a new job, or (`cached: true`) an identical one from within the dedupe TTL */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlAccepted"];
-                    };
-                };
-                /** @description a scheduled crawl */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlScheduled"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, MISSING_PARAM, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_JSON, INVALID_CRON, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description BODY_TOO_LARGE */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNSUPPORTED_MEDIA_TYPE */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
+        post: operations["createCrawl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scrape": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        get?: never;
+        put?: never;
+        /**
+         * Scrape one URL: a crawl of depth 0, answered with the page
+         * @description A job of one page through the pipeline (quotas, events, `GET /jobs/{id}`), answered as soon as the page is fetched or failed, with the formats asked for; `202` with the job when `timeout_ms` passes first. Never answered from an earlier job.
+         */
+        post: operations["scrapeUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scrape/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scrape's result, from the read model
+         * @description For a scrape answered `202`: its page with every format the job stored (`links` is null: the read model does not keep them); `202` again while the page has no outcome.
+         */
+        get: operations["getScrape"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/map": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Map a site: its URLs from its sitemaps and its page's links
+         * @description A job of one page through the pipeline (the workers fetch; the API fetches nothing): the page's links kept by the crawl rules and the URLs of the site's sitemaps, filtered by `search`, at most `limit`. `202` with the job when `timeout_ms` passes first.
+         */
+        post: operations["mapSite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -323,83 +123,7 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's jobs, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description comma list; `error` is an alias of `failed` */
-                    status?: string;
-                    schedule_id?: string;
-                    since?: string;
-                    until?: string;
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            jobs: components["schemas"]["Job"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -416,83 +140,7 @@ export interface paths {
             cookie?: never;
         };
         /** Status, counters and timings of a job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Job"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getJobStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -511,96 +159,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a job: the frontier drops its outstanding fetches and completes it as cancelled */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "cancelling";
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_ALREADY_FINISHED */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -617,96 +176,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Pause a job: the frontier issues no new fetches (those already requested complete) and keeps its state, across restarts */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "pausing";
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_ALREADY_FINISHED, JOB_NOT_PAUSABLE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["pauseJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -723,96 +193,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Resume a paused job: the frontier requests what it held back; the fetch deadline counts from here */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            job_id: string;
-                            /** @enum {string} */
-                            status: "resuming";
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_ALREADY_FINISHED, JOB_NOT_PAUSABLE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["resumeJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -829,92 +210,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A new job over a finished job's failed pages (depth 0, same spider and params), linked by `retry_of` */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description an immediate crawl: a new job, or (`cached: true`) an identical one from within the dedupe TTL */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlAccepted"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, UNKNOWN_SPIDER */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FINISHED, NO_FAILED_PAGES */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["retryFailedPages"];
         delete?: never;
         options?: never;
         head?: never;
@@ -932,96 +228,7 @@ export interface paths {
          * Pages fetched or failed by a job, in fetch order
          * @description A page of results (`limit`, `cursor`), or with `format=ndjson` the whole job as `application/x-ndjson`, each page with its stored content when `include` names a format.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description only fetched (true) or only failed (false) pages */
-                    ok?: boolean;
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                    /** @description `ndjson` streams every page of the job, one JSON object a line, without paging */
-                    format?: "json" | "ndjson";
-                    /** @description with `format=ndjson`: add each page's stored content in this format as a field of that name (null when not stored) */
-                    include?: "html" | "text" | "markdown";
-                };
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description JSON (below), or with `format=ndjson` an `application/x-ndjson` stream of every page, one a line */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            pages: components["schemas"]["Page"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listJobPages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1039,90 +246,9 @@ export interface paths {
         };
         /**
          * A page's stored content in one format
-         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`. Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.
+         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), a PNG `screenshot` or a `pdf` of the rendered page, as the job asked with `formats`. Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.
          */
-        get: {
-            parameters: {
-                query: {
-                    format: "html" | "text" | "markdown";
-                    /** @description answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment` */
-                    inline?: boolean;
-                };
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                    fetch_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description the content, as text/html, text/plain or text/markdown, sandboxed (see above) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND, PAGE_NOT_FOUND, CONTENT_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getPageContent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1145,86 +271,7 @@ export interface paths {
          * Delete a job's stored content
          * @description Removes from the content store every object of the job's pages that no other job's page names (identical pages are stored once and shared; a job whose content is deleted keeps nothing alive). The pages stay listed; their content then answers CONTENT_NOT_FOUND. Content is also deleted by itself once the job's `content_retention` has run out.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description objects removed; the rest are shared with other jobs */
-                            deleted_objects: number;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteJobContent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1238,92 +285,7 @@ export interface paths {
             cookie?: never;
         };
         /** Items extracted by a job: JSON pages, or an NDJSON / CSV export of all of them */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`) */
-                    format?: "json" | "ndjson" | "csv";
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description JSON (below), or `application/x-ndjson` / `text/csv` streams with one item per line */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["Item"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listJobItems"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1343,95 +305,7 @@ export interface paths {
          * A schedule's run against the schedule's previous finished run: pages new, changed, gone, unchanged; items new, changed, removed
          * @description The previous run is the schedule's latest run that finished (not failed or cancelled) before this one started. Pages are compared by normalised URL and content hash (a job keeps hashes when it asks for `formats`); items by `item_key`, page and position. `page.changed` webhooks and the live feed's `PageChanged` events are decided by the same rules, for each `changed` page.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut */
-                    limit?: number;
-                };
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["JobChanges"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_SCHEDULED */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getJobChanges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1451,88 +325,7 @@ export interface paths {
          * A job's log as Server-Sent Events: history, live lines, then `event: end`
          * @description Each line is `id: <seq>` / `event: log` / `data: {seq, ts, level, msg, event, event_id, data}`; the stream ends with `event: end` / `data: {status, ...counters}`. Reconnect with `Last-Event-ID` to resume without gaps or repeats. When the API key is revoked the stream ends early with `event: end` / `data: {job_id, reason: "key_revoked"}`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description as the `Last-Event-ID` header, for clients that cannot set it */
-                    last_event_id?: number;
-                    /** @description the API key, for EventSource clients that cannot set headers */
-                    access_token?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description job id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description text/event-stream */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, TOO_MANY_STREAMS */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["streamJobLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1549,94 +342,7 @@ export interface paths {
             cookie?: never;
         };
         /** WebSocket live feed of the caller's events (upgrade required) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description comma list of job ids */
-                    job_id?: string;
-                    /** @description comma list of: CrawlRequested, JobDispatched, JobCompleted, JobFailed, JobCancelled, PageFetched, PageFailed, PageChanged */
-                    types?: string;
-                    /** @description the API key, for browsers (they cannot set headers on a WebSocket) */
-                    access_token?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Switching Protocols: JSON text messages follow (hello, event, dropped) */
-                101: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description JOB_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UPGRADE_REQUIRED */
-                426: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, TOO_MANY_STREAMS */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE, FEED_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["openLiveFeed"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1653,166 +359,10 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's schedules with their next runs */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            schedules: components["schemas"]["Schedule"][];
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listSchedules"];
         put?: never;
         /** Schedule a target (crawls of start URLs are scheduled through POST /crawl) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        target_id: string;
-                        /** Format: date-time */
-                        schedule_at?: string;
-                        /** @description cron (5 or 6 fields, read in `time_zone`) or a duration (`30s`, `1h`) */
-                        interval?: string;
-                        /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
-                        time_zone?: string;
-                        /**
-                         * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
-                         * @enum {string}
-                         */
-                        overlap?: "skip" | "queue" | "allow";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description TARGET_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1827,234 +377,14 @@ export interface paths {
             cookie?: never;
         };
         /** One schedule */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getSchedule"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Change a schedule's cadence, time zone, overlap policy, dedupe or request; its next run moves to the new cadence */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description run once then (with `interval`: start repeating then); null removes it
-                         */
-                        schedule_at?: string | null;
-                        /** @description cron (5 or 6 fields, read in `time_zone`) or a duration (`30s`, `1h`); null makes it a one-shot at `schedule_at` */
-                        interval?: string | null;
-                        /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
-                        time_zone?: string;
-                        /**
-                         * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
-                         * @enum {string}
-                         */
-                        overlap?: "skip" | "queue" | "allow";
-                        /** @description a slot whose request equals a crawl of yours started within the dedupe TTL (an immediate `POST /crawl`, or a run of another schedule with `dedupe`) is not run: it is answered from that job, recorded in `skipped` (`DEDUPED: answered by job …`); a run that starts answers identical crawls until the TTL. The schedule's own earlier runs never answer its slots. Default false; schedules of start URLs only */
-                        dedupe?: boolean;
-                        /** @description what a scheduled crawl fetches (as in `POST /crawl`); schedules of a target crawl the target */
-                        request?: {
-                            /** @description a website id whose selectors, pagination and politeness apply */
-                            spider?: string;
-                            /** @description absolute http(s) URLs */
-                            start_urls: string[];
-                            /** @description link hops from a start URL; 0 fetches the start URLs only */
-                            depth: number;
-                            max_pages?: number;
-                            params?: {
-                                [key: string]: string;
-                            };
-                            /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`; read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
-                            formats?: ("html" | "text" | "markdown")[];
-                            /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
-                            content_retention?: number;
-                            /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
-                            max_age?: number;
-                            /** @description every run bypasses the HTTP cache (fetches every page in full) */
-                            ignore_cache?: boolean;
-                            /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
-                            store_in_cache?: boolean;
-                            /**
-                             * @description what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job
-                             * @enum {string}
-                             */
-                            sitemap?: "include" | "only" | "skip";
-                            /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
-                            headers?: {
-                                [key: string]: string;
-                            };
-                            /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
-                            user_agent?: string;
-                            /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
-                            locale?: string;
-                            /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
-                            cookies?: {
-                                [key: string]: string[];
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER, MISSING_PARAM, UNSUPPORTED_PATTERN, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_ACTIVE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateSchedule"];
         trace?: never;
     };
     "/schedules/{id}/jobs": {
@@ -2065,89 +395,7 @@ export interface paths {
             cookie?: never;
         };
         /** The schedule's jobs, newest first (keyset-paged: pass `next_cursor` as `cursor`) */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            jobs: components["schemas"]["Job"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listScheduleJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2166,91 +414,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Pause a schedule */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_ACTIVE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["pauseSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2267,91 +431,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Resume a paused schedule (repeating ones restart from now) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_ACTIVE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["resumeSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2368,91 +448,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a schedule for good */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Schedule"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description SCHEDULE_NOT_ACTIVE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["cancelSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2470,102 +466,7 @@ export interface paths {
          * The caller's quotas and their use
          * @description `active_jobs`: jobs started and not over. `pages_today`: pages of the jobs started in the last 24 hours — a running job's whole `max_pages`, an ended job's real count. `schedules`: active and paused schedules. `storage_bytes`: the page content your jobs keep (each page's body and formats, uncompressed; a body reused from the HTTP cache counts once, for the job that fetched it); content deleted, by retention or on request, no longer counts.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            limits: {
-                                active_jobs: number;
-                                pages_per_day: number;
-                                schedules: number;
-                                min_interval_seconds: number;
-                                /** @description page content (bodies and formats, uncompressed) your jobs may keep; past it new pages are crawled without content (`STORAGE_QUOTA_EXCEEDED` in the job log) */
-                                storage_bytes: number;
-                                /** @description the longest any job's content is kept after it ends (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`) */
-                                content_retention_max_seconds: number;
-                                /** @description how long content is kept when a crawl names no `content_retention` */
-                                content_retention_default_seconds: number;
-                                /** @description webhooks you may have (active or not); past it `POST /webhooks` is 429 `QUOTA_EXCEEDED` */
-                                webhooks: number;
-                                /** @description `POST /webhooks/:id/test` and `…/redeliver` calls in any hour; past it 429 `QUOTA_EXCEEDED` with `retry-after` */
-                                webhook_tests_per_hour: number;
-                                /** @description delivery attempts of your events' webhooks in any hour, retries included; past it deliveries wait (`last_error: held: …`) and go out as the hour frees room */
-                                webhook_deliveries_per_hour: number;
-                            };
-                            usage: {
-                                active_jobs: number;
-                                pages_today: number;
-                                schedules: number;
-                                storage_bytes: number;
-                                /** @description your webhooks not deleted */
-                                webhooks: number;
-                                /** @description test and re-delivery calls in the last hour (counted by the minute) */
-                                webhook_tests_last_hour: number;
-                                /** @description delivery attempts in the last hour, with what a webhooks instance has reserved to send within seconds */
-                                webhook_deliveries_last_hour: number;
-                            };
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getQuotas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2582,234 +483,10 @@ export interface paths {
             cookie?: never;
         };
         /** Websites visible to the caller: their own and the shared ones */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            websites: components["schemas"]["Website"][];
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebsites"];
         put?: never;
         /** Create a website */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description chosen by you (used as `spider`); generated when absent */
-                        id?: string;
-                        name: string;
-                        /** Format: http-url */
-                        base_url: string;
-                        /** @default false */
-                        requires_browser?: boolean;
-                        /**
-                         * @default none
-                         * @enum {string}
-                         */
-                        pagination_type?: "none" | "next_link" | "page_param";
-                        /** @default null */
-                        next_link_selector?: string | null;
-                        /** @default null */
-                        page_param?: string | null;
-                        /** @default null */
-                        item_root?: string | null;
-                        /** @default [] */
-                        item_fields?: {
-                            name: string;
-                            selector: string;
-                            /** @default null */
-                            attribute?: string | null;
-                        }[];
-                        /**
-                         * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
-                         * @default []
-                         */
-                        include_patterns?: string[];
-                        /**
-                         * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
-                         * @default []
-                         */
-                        exclude_patterns?: string[];
-                        /** @default true */
-                        same_host?: boolean;
-                        /** @default [] */
-                        allowed_hosts?: string[];
-                        /** @default 1 */
-                        max_depth?: number;
-                        /** @default 1000 */
-                        max_pages?: number;
-                        /** @default 8 */
-                        host_concurrency?: number;
-                        /** @default 0 */
-                        host_delay_ms?: number;
-                        /**
-                         * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
-                         * @default {}
-                         */
-                        headers?: {
-                            [key: string]: string;
-                        };
-                        /**
-                         * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
-                         * @default null
-                         */
-                        user_agent?: string | null;
-                        /**
-                         * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
-                         * @default null
-                         */
-                        locale?: string | null;
-                        /**
-                         * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
-                         * @default {}
-                         */
-                        cookies?: {
-                            [key: string]: string[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Website"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description READ_ONLY_RESOURCE */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description ID_TAKEN */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createWebsite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2824,347 +501,12 @@ export interface paths {
             cookie?: never;
         };
         /** One website */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Website"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBSITE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getWebsite"];
         /** Create or replace one of your websites */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description chosen by you (used as `spider`); generated when absent */
-                        id?: string;
-                        name: string;
-                        /** Format: http-url */
-                        base_url: string;
-                        /** @default false */
-                        requires_browser?: boolean;
-                        /**
-                         * @default none
-                         * @enum {string}
-                         */
-                        pagination_type?: "none" | "next_link" | "page_param";
-                        /** @default null */
-                        next_link_selector?: string | null;
-                        /** @default null */
-                        page_param?: string | null;
-                        /** @default null */
-                        item_root?: string | null;
-                        /** @default [] */
-                        item_fields?: {
-                            name: string;
-                            selector: string;
-                            /** @default null */
-                            attribute?: string | null;
-                        }[];
-                        /**
-                         * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
-                         * @default []
-                         */
-                        include_patterns?: string[];
-                        /**
-                         * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
-                         * @default []
-                         */
-                        exclude_patterns?: string[];
-                        /** @default true */
-                        same_host?: boolean;
-                        /** @default [] */
-                        allowed_hosts?: string[];
-                        /** @default 1 */
-                        max_depth?: number;
-                        /** @default 1000 */
-                        max_pages?: number;
-                        /** @default 8 */
-                        host_concurrency?: number;
-                        /** @default 0 */
-                        host_delay_ms?: number;
-                        /**
-                         * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
-                         * @default {}
-                         */
-                        headers?: {
-                            [key: string]: string;
-                        };
-                        /**
-                         * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
-                         * @default null
-                         */
-                        user_agent?: string | null;
-                        /**
-                         * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
-                         * @default null
-                         */
-                        locale?: string | null;
-                        /**
-                         * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
-                         * @default {}
-                         */
-                        cookies?: {
-                            [key: string]: string[];
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Website"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Website"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description READ_ONLY_RESOURCE */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description ID_TAKEN */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        put: operations["replaceWebsite"];
         post?: never;
         /** Delete one of your websites (it must have no targets) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description READ_ONLY_RESOURCE */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBSITE_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBSITE_IN_USE */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteWebsite"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3178,167 +520,10 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's targets */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            targets: components["schemas"]["Target"][];
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listTargets"];
         put?: never;
         /** Create a target */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description generated when absent */
-                        id?: string;
-                        website_id: string;
-                        /** @default null */
-                        name?: string | null;
-                        /** @description a URL, or a template with `{keywords}` and `{location}` */
-                        url_template: string;
-                        /** @default [] */
-                        keywords?: string[];
-                        /** @default null */
-                        location?: string | null;
-                        /** @default true */
-                        active?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Target"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, UNKNOWN_WEBSITE */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description ID_TAKEN */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createTarget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3353,262 +538,12 @@ export interface paths {
             cookie?: never;
         };
         /** One target */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Target"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description TARGET_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getTarget"];
         /** Create or replace one of your targets */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description generated when absent */
-                        id?: string;
-                        website_id: string;
-                        /** @default null */
-                        name?: string | null;
-                        /** @description a URL, or a template with `{keywords}` and `{location}` */
-                        url_template: string;
-                        /** @default [] */
-                        keywords?: string[];
-                        /** @default null */
-                        location?: string | null;
-                        /** @default true */
-                        active?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Target"];
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Target"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, UNKNOWN_WEBSITE */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description ID_TAKEN */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        put: operations["replaceTarget"];
         post?: never;
         /** Deactivate a target and cancel its schedules */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description TARGET_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteTarget"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3622,157 +557,10 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's webhooks */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            webhooks: components["schemas"]["Webhook"][];
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebhooks"];
         put?: never;
         /** Subscribe a URL to events */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: http-url */
-                        url: string;
-                        /** @description `page.changed` is accepted; it fires once change tracking lands (nothing emits it yet) */
-                        events: ("job.started" | "job.completed" | "job.failed" | "job.cancelled" | "page.changed" | "items.extracted")[];
-                        /** @description signs every delivery (`X-Trawl-Signature`); write-only, never returned */
-                        secret: string;
-                        /** @description only events of this job */
-                        job_id?: string | null;
-                        /** @description only events of this schedule's jobs */
-                        schedule_id?: string | null;
-                        /** @default true */
-                        active?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Webhook"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, WEBHOOK_URL_REFUSED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3787,255 +575,15 @@ export interface paths {
             cookie?: never;
         };
         /** One webhook (without its secret) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Webhook"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /** Delete a webhook (nothing more is sent to it) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /** Change a webhook (url, events, secret, filters, active) */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: http-url */
-                        url?: string;
-                        /** @description `page.changed` is accepted; it fires once change tracking lands (nothing emits it yet) */
-                        events?: ("job.started" | "job.completed" | "job.failed" | "job.cancelled" | "page.changed" | "items.extracted")[];
-                        /** @description signs every delivery (`X-Trawl-Signature`); write-only, never returned */
-                        secret?: string;
-                        /** @description only events of this job */
-                        job_id?: string | null;
-                        /** @description only events of this schedule's jobs */
-                        schedule_id?: string | null;
-                        /** @default true */
-                        active?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Webhook"];
-                    };
-                };
-                /** @description VALIDATION_FAILED, WEBHOOK_URL_REFUSED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/webhooks/{id}/deliveries": {
@@ -4046,90 +594,7 @@ export interface paths {
             cookie?: never;
         };
         /** A webhook's deliveries, newest first: status, attempts, last error, next try */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                    status?: "pending" | "retrying" | "delivered" | "failed" | "requested" | "sending";
-                };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            deliveries: components["schemas"]["Delivery"][];
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4148,83 +613,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a delivery again (one attempt, same body and id) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    delivery_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Delivery"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["redeliverWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4241,83 +630,43 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a `webhook.test` event (one attempt; see its delivery) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Delivery"];
-                    };
-                };
-                /** @description VALIDATION_FAILED */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description UNAUTHENTICATED */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description WEBHOOK_NOT_FOUND */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description RATE_LIMITED, QUOTA_EXCEEDED */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description INTERNAL */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-                /** @description DEPENDENCY_UNAVAILABLE */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
-                    };
-                };
-            };
-        };
+        post: operations["testWebhook"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's secrets: names and times, never values */
+        get: operations["listSecrets"];
+        put?: never;
+        /** Create or replace a secret (its value is never returned) */
+        post: operations["putSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a secret (jobs already submitted keep the value they were given) */
+        delete: operations["deleteSecret"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4331,58 +680,7 @@ export interface paths {
             cookie?: never;
         };
         /** The API key's user */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            user_id: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getCurrentUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4399,71 +697,7 @@ export interface paths {
             cookie?: never;
         };
         /** Scrape metrics of the caller's jobs from ClickHouse: series per time bucket and breakdowns */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description range start, Unix seconds (default: `to` − 1 h) */
-                    from?: number;
-                    /** @description range end, Unix seconds (default: now) */
-                    to?: number;
-                    /** @description bucket width in seconds (default: chosen for ~240 buckets) */
-                    step?: 10 | 30 | 60 | 300 | 900 | 3600 | 10800 | 21600 | 86400;
-                    /** @description only this host */
-                    host?: string;
-                    /** @description only this job (one of yours) */
-                    job_id?: string;
-                    /** @description rows per breakdown table */
-                    limit?: number;
-                    /** @description comma list of panels to compute (default all): throughput, items, fetch_time, status_mix, status_codes, errors_by_kind, errors_by_host, top_hosts, totals, hosts */
-                    panels?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ScrapeMetrics"];
-                    };
-                };
-                /** @description Default Response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getScrapeMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4480,56 +714,7 @@ export interface paths {
             cookie?: never;
         };
         /** Consumer lag per group (Kafka committed offsets) and per projection (Postgres stream_offsets) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LagReport"];
-                    };
-                };
-                /** @description Default Response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getConsumerLag"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4546,66 +731,7 @@ export interface paths {
             cookie?: never;
         };
         /** The caller's dead letters, newest first, a page at a time: what failed, why, and whether it was re-driven */
-        get: {
-            parameters: {
-                query?: {
-                    source?: "fetch" | "events";
-                    job_id?: string;
-                    limit?: number;
-                    /** @description opaque; `next_cursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            dead_letters: components["schemas"]["DeadLetter"][];
-                            /** @description the next (older) page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listDeadLetters"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4624,64 +750,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Republish a dead letter (its original key and value) to its origin topic, once */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            topic: string;
-                            job_id: string;
-                            /** Format: date-time */
-                            redriven_at: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                field?: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["redriveDeadLetter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4695,7 +764,7 @@ export interface components {
         ErrorResponse: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "UNSUPPORTED_SELECTOR" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "HEADER_NOT_ALLOWED" | "INVALID_HEADER" | "REQUEST_OPTIONS_TOO_LARGE" | "INVALID_LOCALE" | "INVALID_COOKIE" | "COOKIE_DOMAIN_NOT_CRAWLED" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
+                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "UNSUPPORTED_SELECTOR" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "HEADER_NOT_ALLOWED" | "INVALID_HEADER" | "REQUEST_OPTIONS_TOO_LARGE" | "INVALID_LOCALE" | "INVALID_COOKIE" | "COOKIE_DOMAIN_NOT_CRAWLED" | "UNKNOWN_SECRET" | "SECRET_TOO_LARGE" | "LOGIN_NEEDS_SESSIONS" | "INVALID_PROXY" | "PROXY_NOT_ALLOWED" | "INVALID_LOGIN" | "ACTIONS_TOO_MANY" | "INVALID_ACTION" | "UNSUPPORTED_FORMAT" | "URL_REFUSED" | "TIMEOUT_TOO_LONG" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SECRET_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
                 message: string;
                 /** @description the request field at fault, dotted (`start_urls.0`) */
                 field?: string;
@@ -4738,6 +807,12 @@ export interface components {
                 items_extracted: number;
                 bytes: number;
                 urls_seen: number;
+                /** @description pages that ended blocked (a challenge, a captcha, a block pattern, on every attempt: error code TRAWL_BLOCKED); only in `GET /jobs/:id/status` */
+                pages_blocked?: number;
+                /** @description pages fetched as duplicates by rel=canonical (honour_canonical): their items are their canonical page's, not extracted again; only in `GET /jobs/:id/status` */
+                duplicates?: number;
+                /** @description sessions of the job's pool (`sessions`) retired after a block and replaced by a fresh one, as its log says them; only in `GET /jobs/:id/status` */
+                sessions_replaced?: number;
             };
             timings: {
                 /** Format: date-time */
@@ -4862,18 +937,126 @@ export interface components {
                  * @enum {string}
                  */
                 sitemap?: "include" | "only" | "skip";
-                /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
                 headers?: {
-                    [key: string]: string;
+                    [key: string]: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
                 };
                 /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
                 user_agent?: string;
                 /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
                 locale?: string;
-                /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now */
+                /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors */
                 cookies?: {
-                    [key: string]: string[];
+                    [key: string]: (string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    })[];
                 };
+                /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                proxy?: string;
+                /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                proxies?: (string | {
+                    /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                    url: string;
+                    /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                    username?: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
+                    /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                    password?: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
+                })[];
+                /**
+                 * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                 * @enum {string}
+                 */
+                proxy_rotation?: "round_robin" | "random" | "per_session";
+                /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                sessions?: number;
+                /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                login?: {
+                    /** @enum {string} */
+                    kind: "form" | "browser";
+                    /**
+                     * Format: http-url
+                     * @description the login page
+                     */
+                    url: string;
+                    /** @description form: the form (default: the first with a password field) */
+                    form_selector?: string;
+                    /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                    fields?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                    actions?: {
+                        /** @enum {string} */
+                        type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                        /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                        selector?: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        text?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                        key?: string;
+                        /** @description wait: how long; others: the action's own time limit */
+                        ms?: number;
+                        /** @description scroll: how many times (default: until no new content) */
+                        times?: number;
+                        /** @description screenshot: the whole page */
+                        full_page?: boolean;
+                    }[];
+                    success_selector?: string;
+                    /** @description RE2 */
+                    success_url_pattern?: string;
+                    failure_text?: string;
+                } | null;
+                /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                actions?: {
+                    /** @enum {string} */
+                    type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                    /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                    selector?: string;
+                    /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                    text?: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
+                    /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                    key?: string;
+                    /** @description wait: how long; others: the action's own time limit */
+                    ms?: number;
+                    /** @description scroll: how many times (default: until no new content) */
+                    times?: number;
+                    /** @description screenshot: the whole page */
+                    full_page?: boolean;
+                }[];
+                /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                block_patterns?: string[];
+                /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                adaptive_throttle?: boolean;
+                /** @description RE2 patterns a followed link must match one of (replaces the website's) */
+                include_patterns?: string[];
+                /** @description RE2 patterns a followed link must match none of (replaces the website's) */
+                exclude_patterns?: string[];
+                /**
+                 * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                 * @enum {string}
+                 */
+                scope?: "same_host" | "same_domain" | "any";
+                /** @description follow links marked rel=nofollow (default false) */
+                follow_nofollow?: boolean;
             } | null;
             cron: string | null;
             interval_ms: number | null;
@@ -4919,12 +1102,18 @@ export interface components {
             /** @default false */
             requires_browser: boolean;
             /**
+             * @description `infinite_scroll` and `load_more` run in the browser
              * @default none
              * @enum {string}
              */
-            pagination_type: "none" | "next_link" | "page_param";
+            pagination_type: "none" | "next_link" | "page_param" | "infinite_scroll" | "load_more";
             /** @default null */
             next_link_selector: string | null;
+            /**
+             * @description load_more: the button that loads more of the list
+             * @default null
+             */
+            load_more_selector: string | null;
             /** @default null */
             page_param: string | null;
             /** @default null */
@@ -4959,11 +1148,14 @@ export interface components {
             /** @default 0 */
             host_delay_ms: number;
             /**
-             * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+             * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
              * @default {}
              */
             headers: {
-                [key: string]: string;
+                [key: string]: string | {
+                    /** @description the name of one of your secrets */
+                    secret: string;
+                };
             };
             /**
              * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
@@ -4976,12 +1168,113 @@ export interface components {
              */
             locale: string | null;
             /**
-             * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. Cookie values are credentials: never logged nor echoed in errors, but carried in clear in the job's events for now
+             * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors
              * @default {}
              */
             cookies: {
-                [key: string]: string[];
+                [key: string]: (string | {
+                    /** @description the name of one of your secrets */
+                    secret: string;
+                })[];
             };
+            /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+            proxy?: string;
+            /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+            proxies?: (string | {
+                /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                url: string;
+                /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                username?: string | {
+                    /** @description the name of one of your secrets */
+                    secret: string;
+                };
+                /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                password?: string | {
+                    /** @description the name of one of your secrets */
+                    secret: string;
+                };
+            })[];
+            /**
+             * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+             * @enum {string}
+             */
+            proxy_rotation?: "round_robin" | "random" | "per_session";
+            /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+            sessions?: number;
+            /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+            login?: {
+                /** @enum {string} */
+                kind: "form" | "browser";
+                /**
+                 * Format: http-url
+                 * @description the login page
+                 */
+                url: string;
+                /** @description form: the form (default: the first with a password field) */
+                form_selector?: string;
+                /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                fields?: {
+                    [key: string]: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
+                };
+                /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                actions?: {
+                    /** @enum {string} */
+                    type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                    /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                    selector?: string;
+                    /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                    text?: string | {
+                        /** @description the name of one of your secrets */
+                        secret: string;
+                    };
+                    /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                    key?: string;
+                    /** @description wait: how long; others: the action's own time limit */
+                    ms?: number;
+                    /** @description scroll: how many times (default: until no new content) */
+                    times?: number;
+                    /** @description screenshot: the whole page */
+                    full_page?: boolean;
+                }[];
+                success_selector?: string;
+                /** @description RE2 */
+                success_url_pattern?: string;
+                failure_text?: string;
+            } | null;
+            /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+            actions?: {
+                /** @enum {string} */
+                type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                selector?: string;
+                /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                text?: string | {
+                    /** @description the name of one of your secrets */
+                    secret: string;
+                };
+                /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                key?: string;
+                /** @description wait: how long; others: the action's own time limit */
+                ms?: number;
+                /** @description scroll: how many times (default: until no new content) */
+                times?: number;
+                /** @description screenshot: the whole page */
+                full_page?: boolean;
+            }[];
+            /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+            block_patterns?: string[];
+            /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+            adaptive_throttle?: boolean;
+            /**
+             * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+             * @enum {string}
+             */
+            scope?: "same_host" | "same_domain" | "any";
+            /** @description follow links marked rel=nofollow (default false) */
+            follow_nofollow?: boolean;
             /** @description provided by the platform, read-only */
             shared: boolean;
         };
@@ -5031,6 +1324,13 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             delivered_at: string | null;
+        };
+        Secret: {
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         PageChange: {
             /** @description the normalised requested URL: the page across runs */
@@ -5106,6 +1406,58 @@ export interface components {
             };
             /** @description a list was cut (at `limit` entries or about 4 MiB) and holds fewer entries than its count: each list is the first of its kind in its order */
             truncated: boolean;
+        };
+        /** @description the page's outcome. `ok: false` when it failed (`error` says why; `status` is the HTTP status when there was one): the scrape itself worked, so the answer is still `200` */
+        ScrapeResult: {
+            /**
+             * Format: uuid
+             * @description the scrape's job (`GET /jobs/{id}`)
+             */
+            job_id: string;
+            url: string;
+            ok: boolean;
+            status?: number | null;
+            final_url?: string | null;
+            fetch_id?: string;
+            /** @description read from the page's head (its first 64 KiB) and from the fetch */
+            metadata?: {
+                title: string | null;
+                description: string | null;
+                /** @description `<html lang>` */
+                language: string | null;
+                canonical: string | null;
+                /** @description OpenGraph (`og:*`) and Twitter card (`twitter:*`) properties */
+                social: {
+                    [key: string]: string;
+                };
+                status_code: number | null;
+                content_type: string | null;
+                fetch_ms: number | null;
+                render_mode: string | null;
+                from_cache: string | null;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description each format asked for, by name: `markdown`, `html`, `text` (strings; null when not stored: the page was not HTML); `links` (the links the crawl rules keep; null when answered from the read model); `screenshot`, `pdf` (the path of the stored file, `GET /jobs/{id}/pages/{fetch_id}/content?format=…`) */
+            formats?: {
+                [key: string]: unknown;
+            };
+            /** @description items extracted by the spider's selectors (`GET /jobs/{id}/items`) */
+            item_count?: number | null;
+            error?: {
+                code: string | null;
+                message: string | null;
+            };
+        };
+        /** @description `timeout_ms` passed before the page's outcome: the job goes on; `result_url` answers once it is known */
+        ScrapePending: {
+            /** Format: uuid */
+            job_id: string;
+            /** @enum {string} */
+            status: "pending";
+            status_url: string;
+            /** @description `GET` it for the result (`202` again while there is none) */
+            result_url: string;
         };
         DeadLetter: {
             id: string;
@@ -5235,4 +1587,5391 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready" | "unready";
+                        /** @description each dependency's check: with an API key, or on the operator port */
+                        checks?: {
+                            [key: string]: {
+                                ok: boolean;
+                                ms: number;
+                                error?: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready" | "unready";
+                        /** @description each dependency's check: with an API key, or on the operator port */
+                        checks?: {
+                            [key: string]: {
+                                ok: boolean;
+                                ms: number;
+                                error?: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createCrawl: {
+        parameters: {
+            query?: {
+                /** @description as the body field; the body wins when both are given */
+                ignore_cache?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a website id whose selectors, pagination and politeness apply */
+                    spider?: string;
+                    /** @description absolute http(s) URLs */
+                    start_urls: string[];
+                    /** @description link hops from a start URL; 0 fetches the start URLs only */
+                    depth: number;
+                    max_pages?: number;
+                    /**
+                     * Format: date-time
+                     * @description run once at this time (with `interval`: start repeating then)
+                     */
+                    schedule_at?: string;
+                    /** @description repeat: a cron expression (5 fields, or 6 with seconds; read in `time_zone`) or a duration such as `30s`, `15m`, `2h` */
+                    interval?: string;
+                    /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
+                    time_zone?: string;
+                    /**
+                     * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
+                     * @enum {string}
+                     */
+                    overlap?: "skip" | "queue" | "allow";
+                    /** @description a slot whose request equals a crawl of yours started within the dedupe TTL (an immediate `POST /crawl`, or a run of another schedule with `dedupe`) is not run: it is answered from that job, recorded in `skipped` (`DEDUPED: answered by job …`); a run that starts answers identical crawls until the TTL. The schedule's own earlier runs never answer its slots. Default false; schedules of start URLs only */
+                    dedupe?: boolean;
+                    /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
+                    formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf")[];
+                    /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
+                    content_retention?: number;
+                    /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
+                    max_age?: number;
+                    /**
+                     * @description what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job
+                     * @enum {string}
+                     */
+                    sitemap?: "include" | "only" | "skip";
+                    /** @description bypass both caches: start a new job even if an identical one ran within the dedupe TTL, and fetch every page in full (no reuse within `max_age`, no conditional request). Also `?ignore_cache=true` */
+                    ignore_cache?: boolean;
+                    /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
+                    store_in_cache?: boolean;
+                    params?: {
+                        [key: string]: string;
+                    };
+                    /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                    headers?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                    user_agent?: string;
+                    /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                    locale?: string;
+                    /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors */
+                    cookies?: {
+                        [key: string]: (string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        })[];
+                    };
+                    /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                    proxy?: string;
+                    /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                    proxies?: (string | {
+                        /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                        url: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        username?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        password?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    })[];
+                    /**
+                     * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                     * @enum {string}
+                     */
+                    proxy_rotation?: "round_robin" | "random" | "per_session";
+                    /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                    sessions?: number;
+                    /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                    login?: {
+                        /** @enum {string} */
+                        kind: "form" | "browser";
+                        /**
+                         * Format: http-url
+                         * @description the login page
+                         */
+                        url: string;
+                        /** @description form: the form (default: the first with a password field) */
+                        form_selector?: string;
+                        /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                        fields?: {
+                            [key: string]: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        };
+                        /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                        actions?: {
+                            /** @enum {string} */
+                            type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                            /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                            selector?: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            text?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                            key?: string;
+                            /** @description wait: how long; others: the action's own time limit */
+                            ms?: number;
+                            /** @description scroll: how many times (default: until no new content) */
+                            times?: number;
+                            /** @description screenshot: the whole page */
+                            full_page?: boolean;
+                        }[];
+                        success_selector?: string;
+                        /** @description RE2 */
+                        success_url_pattern?: string;
+                        failure_text?: string;
+                    } | null;
+                    /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                    actions?: {
+                        /** @enum {string} */
+                        type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                        /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                        selector?: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        text?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                        key?: string;
+                        /** @description wait: how long; others: the action's own time limit */
+                        ms?: number;
+                        /** @description scroll: how many times (default: until no new content) */
+                        times?: number;
+                        /** @description screenshot: the whole page */
+                        full_page?: boolean;
+                    }[];
+                    /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                    block_patterns?: string[];
+                    /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                    adaptive_throttle?: boolean;
+                    /** @description RE2 patterns a followed link must match one of (replaces the website's) */
+                    include_patterns?: string[];
+                    /** @description RE2 patterns a followed link must match none of (replaces the website's) */
+                    exclude_patterns?: string[];
+                    /**
+                     * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                     * @enum {string}
+                     */
+                    scope?: "same_host" | "same_domain" | "any";
+                    /** @description follow links marked rel=nofollow (default false) */
+                    follow_nofollow?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description an immediate crawl: a new job, or (`cached: true`) an identical one from within the dedupe TTL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlAccepted"];
+                };
+            };
+            /** @description a scheduled crawl */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlScheduled"];
+                };
+            };
+            /** @description VALIDATION_FAILED, MISSING_PARAM, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, ACTIONS_TOO_MANY, INVALID_ACTION, UNSUPPORTED_SELECTOR, INVALID_JSON, INVALID_CRON, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    scrapeUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: http-url
+                     * @description an absolute http(s) URL
+                     */
+                    url: string;
+                    /** @description what the answer holds: `markdown`, `html`, `text`, `links`, `screenshot`, `pdf`, `metadata` (default `["markdown"]`; another value is `UNSUPPORTED_FORMAT`). `screenshot` and `pdf` render the page in Chromium and are answered as the path of the stored file; `metadata` is always there */
+                    formats?: string[];
+                    /** @description how long the answer waits for the page (ms; default `TRAWL_SCRAPE_TIMEOUT_MS`, 30 s); past it the answer is `202` with the job. Over the server's maximum (`TRAWL_SCRAPE_MAX_TIMEOUT_MS`, 120 s): `TIMEOUT_TOO_LONG` */
+                    timeout_ms?: number;
+                    /** @description a website whose selectors (items), request options and politeness apply */
+                    spider?: string;
+                    params?: {
+                        [key: string]: string;
+                    };
+                    /** @description seconds: reuse the page from your HTTP cache when fetched this recently (as `POST /crawl`). A scrape is never answered from an earlier job (no dedupe) */
+                    max_age?: number;
+                    /** @description fetch the page in full: no reuse within `max_age`, no conditional request */
+                    ignore_cache?: boolean;
+                    /** @description keep the page's body for the HTTP cache (as `POST /crawl`) */
+                    store_in_cache?: boolean;
+                    /** @description seconds the scrape's stored content is kept (as `POST /crawl`) */
+                    content_retention?: number;
+                    /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                    headers?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                    user_agent?: string;
+                    /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                    locale?: string;
+                    /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors */
+                    cookies?: {
+                        [key: string]: (string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        })[];
+                    };
+                    /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                    proxy?: string;
+                    /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                    proxies?: (string | {
+                        /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                        url: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        username?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        password?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    })[];
+                    /**
+                     * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                     * @enum {string}
+                     */
+                    proxy_rotation?: "round_robin" | "random" | "per_session";
+                    /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                    sessions?: number;
+                    /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                    login?: {
+                        /** @enum {string} */
+                        kind: "form" | "browser";
+                        /**
+                         * Format: http-url
+                         * @description the login page
+                         */
+                        url: string;
+                        /** @description form: the form (default: the first with a password field) */
+                        form_selector?: string;
+                        /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                        fields?: {
+                            [key: string]: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        };
+                        /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                        actions?: {
+                            /** @enum {string} */
+                            type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                            /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                            selector?: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            text?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                            key?: string;
+                            /** @description wait: how long; others: the action's own time limit */
+                            ms?: number;
+                            /** @description scroll: how many times (default: until no new content) */
+                            times?: number;
+                            /** @description screenshot: the whole page */
+                            full_page?: boolean;
+                        }[];
+                        success_selector?: string;
+                        /** @description RE2 */
+                        success_url_pattern?: string;
+                        failure_text?: string;
+                    } | null;
+                    /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                    actions?: {
+                        /** @enum {string} */
+                        type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                        /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                        selector?: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        text?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                        key?: string;
+                        /** @description wait: how long; others: the action's own time limit */
+                        ms?: number;
+                        /** @description scroll: how many times (default: until no new content) */
+                        times?: number;
+                        /** @description screenshot: the whole page */
+                        full_page?: boolean;
+                    }[];
+                    /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                    block_patterns?: string[];
+                    /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                    adaptive_throttle?: boolean;
+                    /** @description RE2 patterns a followed link must match one of (replaces the website's) */
+                    include_patterns?: string[];
+                    /** @description RE2 patterns a followed link must match none of (replaces the website's) */
+                    exclude_patterns?: string[];
+                    /**
+                     * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                     * @enum {string}
+                     */
+                    scope?: "same_host" | "same_domain" | "any";
+                    /** @description follow links marked rel=nofollow (default false) */
+                    follow_nofollow?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the page's outcome. `ok: false` when it failed (`error` says why; `status` is the HTTP status when there was one): the scrape itself worked, so the answer is still `200` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapeResult"];
+                };
+            };
+            /** @description `timeout_ms` passed before the page's outcome: the job goes on; `result_url` answers once it is known */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapePending"];
+                };
+            };
+            /** @description VALIDATION_FAILED, UNSUPPORTED_FORMAT, UNKNOWN_SPIDER, MISSING_PARAM, ACTIONS_TOO_MANY, INVALID_ACTION, INVALID_LOGIN, LOGIN_NEEDS_SESSIONS, UNSUPPORTED_PATTERN, UNSUPPORTED_SELECTOR, RETENTION_TOO_LONG, URL_REFUSED, TIMEOUT_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, UNKNOWN_SECRET, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getScrape: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page's outcome. `ok: false` when it failed (`error` says why; `status` is the HTTP status when there was one): the scrape itself worked, so the answer is still `200` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapeResult"];
+                };
+            };
+            /** @description `timeout_ms` passed before the page's outcome: the job goes on; `result_url` answers once it is known */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapePending"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    mapSite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: http-url
+                     * @description an absolute http(s) URL
+                     */
+                    url: string;
+                    /** @description only URLs containing this (case-insensitive) */
+                    search?: string;
+                    /**
+                     * @description the most URLs answered (default 100)
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description also the links and sitemap URLs of the site's subdomains (default false) */
+                    include_subdomains?: boolean;
+                    /**
+                     * @description `include` (default): the site's sitemaps and the page's links; `only`: the sitemaps alone; `skip`: the links alone
+                     * @enum {string}
+                     */
+                    sitemap?: "include" | "only" | "skip";
+                    /** @description how long the answer waits for the page (ms; default `TRAWL_MAP_TIMEOUT_MS`, 15 s); past it the answer is `202` with the job. Over the server's maximum (`TRAWL_SCRAPE_MAX_TIMEOUT_MS`, 120 s): `TIMEOUT_TOO_LONG` */
+                    timeout_ms?: number;
+                    /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                    headers?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                    user_agent?: string;
+                    /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                    locale?: string;
+                    /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors */
+                    cookies?: {
+                        [key: string]: (string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        })[];
+                    };
+                    /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                    proxy?: string;
+                    /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                    proxies?: (string | {
+                        /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                        url: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        username?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        password?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description the site's URLs: the page itself, its links kept by the crawl rules, its sitemaps' URLs — of its host (and `www.`), or its subdomains too; `ok: false` when the page failed (`error`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        job_id: string;
+                        url: string;
+                        ok: boolean;
+                        links: string[];
+                        error?: {
+                            code: string | null;
+                            message: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `timeout_ms` passed before the page's outcome: the job goes on; `result_url` answers once it is known */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapePending"];
+                };
+            };
+            /** @description VALIDATION_FAILED, URL_REFUSED, TIMEOUT_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, UNKNOWN_SECRET, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description comma list; `error` is an alias of `failed` */
+                status?: string;
+                schedule_id?: string;
+                since?: string;
+                until?: string;
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: components["schemas"]["Job"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getJobStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "cancelling";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_ALREADY_FINISHED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    pauseJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "pausing";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_ALREADY_FINISHED, JOB_NOT_PAUSABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resumeJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "resuming";
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_ALREADY_FINISHED, JOB_NOT_PAUSABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    retryFailedPages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description an immediate crawl: a new job, or (`cached: true`) an identical one from within the dedupe TTL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlAccepted"];
+                };
+            };
+            /** @description VALIDATION_FAILED, UNKNOWN_SPIDER */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FINISHED, NO_FAILED_PAGES */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listJobPages: {
+        parameters: {
+            query?: {
+                /** @description only fetched (true) or only failed (false) pages */
+                ok?: boolean;
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+                /** @description `ndjson` streams every page of the job, one JSON object a line, without paging */
+                format?: "json" | "ndjson";
+                /** @description with `format=ndjson`: add each page's stored content in this format as a field of that name (null when not stored); text formats only (a screenshot or PDF is read with the content endpoint) */
+                include?: "html" | "text" | "markdown";
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON (below), or with `format=ndjson` an `application/x-ndjson` stream of every page, one a line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pages: components["schemas"]["Page"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPageContent: {
+        parameters: {
+            query: {
+                /** @description `screenshot` (image/png) and `pdf` (application/pdf) exist for pages a browser rendered with those formats asked */
+                format: "html" | "text" | "markdown" | "screenshot" | "pdf";
+                /** @description answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment` */
+                inline?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+                fetch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the content, as text/html, text/plain, text/markdown, image/png or application/pdf, sandboxed (see above) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND, PAGE_NOT_FOUND, CONTENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteJobContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description objects removed; the rest are shared with other jobs */
+                        deleted_objects: number;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listJobItems: {
+        parameters: {
+            query?: {
+                /** @description `json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`) */
+                format?: "json" | "ndjson" | "csv";
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON (below), or `application/x-ndjson` / `text/csv` streams with one item per line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Item"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getJobChanges: {
+        parameters: {
+            query?: {
+                /** @description entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobChanges"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_SCHEDULED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    streamJobLogs: {
+        parameters: {
+            query?: {
+                /** @description as the `Last-Event-ID` header, for clients that cannot set it */
+                last_event_id?: number;
+                /** @description the API key, for EventSource clients that cannot set headers */
+                access_token?: string;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, TOO_MANY_STREAMS */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    openLiveFeed: {
+        parameters: {
+            query?: {
+                /** @description comma list of job ids */
+                job_id?: string;
+                /** @description comma list of: CrawlRequested, JobDispatched, JobCompleted, JobFailed, JobCancelled, PageFetched, PageFailed, PageChanged */
+                types?: string;
+                /** @description the API key, for browsers (they cannot set headers on a WebSocket) */
+                access_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: JSON text messages follow (hello, event, dropped) */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UPGRADE_REQUIRED */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, TOO_MANY_STREAMS */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE, FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        schedules: components["schemas"]["Schedule"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    target_id: string;
+                    /** Format: date-time */
+                    schedule_at?: string;
+                    /** @description cron (5 or 6 fields, read in `time_zone`) or a duration (`30s`, `1h`) */
+                    interval?: string;
+                    /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
+                    time_zone?: string;
+                    /**
+                     * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
+                     * @enum {string}
+                     */
+                    overlap?: "skip" | "queue" | "allow";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TARGET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description run once then (with `interval`: start repeating then); null removes it
+                     */
+                    schedule_at?: string | null;
+                    /** @description cron (5 or 6 fields, read in `time_zone`) or a duration (`30s`, `1h`); null makes it a one-shot at `schedule_at` */
+                    interval?: string | null;
+                    /** @description IANA time zone a cron `interval` is read in (`Europe/Berlin`): slots keep their local time across daylight-saving changes. Default UTC; schedules only */
+                    time_zone?: string;
+                    /**
+                     * @description a slot due while the schedule's previous job is still pending, running or paused: `skip` it (recorded in `skipped`), `queue` it until that job ends, or `allow` both to run. Default skip; schedules only
+                     * @enum {string}
+                     */
+                    overlap?: "skip" | "queue" | "allow";
+                    /** @description a slot whose request equals a crawl of yours started within the dedupe TTL (an immediate `POST /crawl`, or a run of another schedule with `dedupe`) is not run: it is answered from that job, recorded in `skipped` (`DEDUPED: answered by job …`); a run that starts answers identical crawls until the TTL. The schedule's own earlier runs never answer its slots. Default false; schedules of start URLs only */
+                    dedupe?: boolean;
+                    /** @description what a scheduled crawl fetches (as in `POST /crawl`); schedules of a target crawl the target */
+                    request?: {
+                        /** @description a website id whose selectors, pagination and politeness apply */
+                        spider?: string;
+                        /** @description absolute http(s) URLs */
+                        start_urls: string[];
+                        /** @description link hops from a start URL; 0 fetches the start URLs only */
+                        depth: number;
+                        max_pages?: number;
+                        params?: {
+                            [key: string]: string;
+                        };
+                        /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
+                        formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf")[];
+                        /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
+                        content_retention?: number;
+                        /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
+                        max_age?: number;
+                        /** @description every run bypasses the HTTP cache (fetches every page in full) */
+                        ignore_cache?: boolean;
+                        /** @description keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl of yours revalidates it (a `304` reuses it) or reuses it within `max_age`. Storing costs each page an object write: default `false` for a crawl that runs once, `true` for a recurring schedule's runs. A page already in your cache has its entry kept up to date either way */
+                        store_in_cache?: boolean;
+                        /**
+                         * @description what a start URL that is a site's root (`https://example.com/`) does with the site's sitemaps — the `Sitemap:` lines of its robots.txt, else `/sitemap.xml`; indexes, nested indexes and gzip sitemaps are read, bounded by the server (`TRAWL_SITEMAP_*`). `include` (default): their URLs join the crawl at depth 1 (whatever `depth`), filtered by the crawl's rules (same host, patterns) and `max_pages`; `only`: the start URLs and the sitemaps' URLs, no link followed; `skip`: sitemaps are not read. A site without sitemaps costs one request for `/sitemap.xml`, which is no page of the job
+                         * @enum {string}
+                         */
+                        sitemap?: "include" | "only" | "skip";
+                        /** @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name */
+                        headers?: {
+                            [key: string]: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        };
+                        /** @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`) */
+                        user_agent?: string;
+                        /** @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages */
+                        locale?: string;
+                        /** @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors */
+                        cookies?: {
+                            [key: string]: (string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            })[];
+                        };
+                        /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                        proxy?: string;
+                        /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                        proxies?: (string | {
+                            /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                            url: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            username?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            password?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        })[];
+                        /**
+                         * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                         * @enum {string}
+                         */
+                        proxy_rotation?: "round_robin" | "random" | "per_session";
+                        /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                        sessions?: number;
+                        /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                        login?: {
+                            /** @enum {string} */
+                            kind: "form" | "browser";
+                            /**
+                             * Format: http-url
+                             * @description the login page
+                             */
+                            url: string;
+                            /** @description form: the form (default: the first with a password field) */
+                            form_selector?: string;
+                            /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                            fields?: {
+                                [key: string]: string | {
+                                    /** @description the name of one of your secrets */
+                                    secret: string;
+                                };
+                            };
+                            /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                            actions?: {
+                                /** @enum {string} */
+                                type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                                /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                                selector?: string;
+                                /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                                text?: string | {
+                                    /** @description the name of one of your secrets */
+                                    secret: string;
+                                };
+                                /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                                key?: string;
+                                /** @description wait: how long; others: the action's own time limit */
+                                ms?: number;
+                                /** @description scroll: how many times (default: until no new content) */
+                                times?: number;
+                                /** @description screenshot: the whole page */
+                                full_page?: boolean;
+                            }[];
+                            success_selector?: string;
+                            /** @description RE2 */
+                            success_url_pattern?: string;
+                            failure_text?: string;
+                        } | null;
+                        /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                        actions?: {
+                            /** @enum {string} */
+                            type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                            /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                            selector?: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            text?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                            key?: string;
+                            /** @description wait: how long; others: the action's own time limit */
+                            ms?: number;
+                            /** @description scroll: how many times (default: until no new content) */
+                            times?: number;
+                            /** @description screenshot: the whole page */
+                            full_page?: boolean;
+                        }[];
+                        /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                        block_patterns?: string[];
+                        /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                        adaptive_throttle?: boolean;
+                        /** @description RE2 patterns a followed link must match one of (replaces the website's) */
+                        include_patterns?: string[];
+                        /** @description RE2 patterns a followed link must match none of (replaces the website's) */
+                        exclude_patterns?: string[];
+                        /**
+                         * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                         * @enum {string}
+                         */
+                        scope?: "same_host" | "same_domain" | "any";
+                        /** @description follow links marked rel=nofollow (default false) */
+                        follow_nofollow?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_CRON, INVALID_TIME_ZONE, INTERVAL_TOO_SHORT, SCHEDULE_IN_PAST, UNKNOWN_SPIDER, MISSING_PARAM, UNSUPPORTED_PATTERN, RETENTION_TOO_LONG, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, ACTIONS_TOO_MANY, INVALID_ACTION, UNSUPPORTED_SELECTOR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_ACTIVE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listScheduleJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: components["schemas"]["Job"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_ACTIVE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_ACTIVE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    cancelSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description VALIDATION_FAILED, INTERVAL_TOO_SHORT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SCHEDULE_NOT_ACTIVE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        limits: {
+                            active_jobs: number;
+                            pages_per_day: number;
+                            schedules: number;
+                            min_interval_seconds: number;
+                            /** @description page content (bodies and formats, uncompressed) your jobs may keep; past it new pages are crawled without content (`STORAGE_QUOTA_EXCEEDED` in the job log) */
+                            storage_bytes: number;
+                            /** @description the longest any job's content is kept after it ends (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`) */
+                            content_retention_max_seconds: number;
+                            /** @description how long content is kept when a crawl names no `content_retention` */
+                            content_retention_default_seconds: number;
+                            /** @description webhooks you may have (active or not); past it `POST /webhooks` is 429 `QUOTA_EXCEEDED` */
+                            webhooks: number;
+                            /** @description `POST /webhooks/:id/test` and `…/redeliver` calls in any hour; past it 429 `QUOTA_EXCEEDED` with `retry-after` */
+                            webhook_tests_per_hour: number;
+                            /** @description delivery attempts of your events' webhooks in any hour, retries included; past it deliveries wait (`last_error: held: …`) and go out as the hour frees room */
+                            webhook_deliveries_per_hour: number;
+                        };
+                        usage: {
+                            active_jobs: number;
+                            pages_today: number;
+                            schedules: number;
+                            storage_bytes: number;
+                            /** @description your webhooks not deleted */
+                            webhooks: number;
+                            /** @description test and re-delivery calls in the last hour (counted by the minute) */
+                            webhook_tests_last_hour: number;
+                            /** @description delivery attempts in the last hour, with what a webhooks instance has reserved to send within seconds */
+                            webhook_deliveries_last_hour: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listWebsites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        websites: components["schemas"]["Website"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createWebsite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description chosen by you (used as `spider`); generated when absent */
+                    id?: string;
+                    name: string;
+                    /** Format: http-url */
+                    base_url: string;
+                    /** @default false */
+                    requires_browser?: boolean;
+                    /**
+                     * @description `infinite_scroll` and `load_more` run in the browser
+                     * @default none
+                     * @enum {string}
+                     */
+                    pagination_type?: "none" | "next_link" | "page_param" | "infinite_scroll" | "load_more";
+                    /** @default null */
+                    next_link_selector?: string | null;
+                    /**
+                     * @description load_more: the button that loads more of the list
+                     * @default null
+                     */
+                    load_more_selector?: string | null;
+                    /** @default null */
+                    page_param?: string | null;
+                    /** @default null */
+                    item_root?: string | null;
+                    /** @default [] */
+                    item_fields?: {
+                        name: string;
+                        selector: string;
+                        /** @default null */
+                        attribute?: string | null;
+                    }[];
+                    /**
+                     * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
+                     * @default []
+                     */
+                    include_patterns?: string[];
+                    /**
+                     * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
+                     * @default []
+                     */
+                    exclude_patterns?: string[];
+                    /** @default true */
+                    same_host?: boolean;
+                    /** @default [] */
+                    allowed_hosts?: string[];
+                    /** @default 1 */
+                    max_depth?: number;
+                    /** @default 1000 */
+                    max_pages?: number;
+                    /** @default 8 */
+                    host_concurrency?: number;
+                    /** @default 0 */
+                    host_delay_ms?: number;
+                    /**
+                     * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+                     * @default {}
+                     */
+                    headers?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /**
+                     * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
+                     * @default null
+                     */
+                    user_agent?: string | null;
+                    /**
+                     * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
+                     * @default null
+                     */
+                    locale?: string | null;
+                    /**
+                     * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors
+                     * @default {}
+                     */
+                    cookies?: {
+                        [key: string]: (string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        })[];
+                    };
+                    /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                    proxy?: string;
+                    /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                    proxies?: (string | {
+                        /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                        url: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        username?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        password?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    })[];
+                    /**
+                     * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                     * @enum {string}
+                     */
+                    proxy_rotation?: "round_robin" | "random" | "per_session";
+                    /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                    sessions?: number;
+                    /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                    login?: {
+                        /** @enum {string} */
+                        kind: "form" | "browser";
+                        /**
+                         * Format: http-url
+                         * @description the login page
+                         */
+                        url: string;
+                        /** @description form: the form (default: the first with a password field) */
+                        form_selector?: string;
+                        /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                        fields?: {
+                            [key: string]: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        };
+                        /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                        actions?: {
+                            /** @enum {string} */
+                            type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                            /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                            selector?: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            text?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                            key?: string;
+                            /** @description wait: how long; others: the action's own time limit */
+                            ms?: number;
+                            /** @description scroll: how many times (default: until no new content) */
+                            times?: number;
+                            /** @description screenshot: the whole page */
+                            full_page?: boolean;
+                        }[];
+                        success_selector?: string;
+                        /** @description RE2 */
+                        success_url_pattern?: string;
+                        failure_text?: string;
+                    } | null;
+                    /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                    actions?: {
+                        /** @enum {string} */
+                        type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                        /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                        selector?: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        text?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                        key?: string;
+                        /** @description wait: how long; others: the action's own time limit */
+                        ms?: number;
+                        /** @description scroll: how many times (default: until no new content) */
+                        times?: number;
+                        /** @description screenshot: the whole page */
+                        full_page?: boolean;
+                    }[];
+                    /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                    block_patterns?: string[];
+                    /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                    adaptive_throttle?: boolean;
+                    /**
+                     * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                     * @enum {string}
+                     */
+                    scope?: "same_host" | "same_domain" | "any";
+                    /** @description follow links marked rel=nofollow (default false) */
+                    follow_nofollow?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Website"];
+                };
+            };
+            /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, ACTIONS_TOO_MANY, INVALID_ACTION, UNSUPPORTED_SELECTOR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description READ_ONLY_RESOURCE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getWebsite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Website"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBSITE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    replaceWebsite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description chosen by you (used as `spider`); generated when absent */
+                    id?: string;
+                    name: string;
+                    /** Format: http-url */
+                    base_url: string;
+                    /** @default false */
+                    requires_browser?: boolean;
+                    /**
+                     * @description `infinite_scroll` and `load_more` run in the browser
+                     * @default none
+                     * @enum {string}
+                     */
+                    pagination_type?: "none" | "next_link" | "page_param" | "infinite_scroll" | "load_more";
+                    /** @default null */
+                    next_link_selector?: string | null;
+                    /**
+                     * @description load_more: the button that loads more of the list
+                     * @default null
+                     */
+                    load_more_selector?: string | null;
+                    /** @default null */
+                    page_param?: string | null;
+                    /** @default null */
+                    item_root?: string | null;
+                    /** @default [] */
+                    item_fields?: {
+                        name: string;
+                        selector: string;
+                        /** @default null */
+                        attribute?: string | null;
+                    }[];
+                    /**
+                     * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
+                     * @default []
+                     */
+                    include_patterns?: string[];
+                    /**
+                     * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
+                     * @default []
+                     */
+                    exclude_patterns?: string[];
+                    /** @default true */
+                    same_host?: boolean;
+                    /** @default [] */
+                    allowed_hosts?: string[];
+                    /** @default 1 */
+                    max_depth?: number;
+                    /** @default 1000 */
+                    max_pages?: number;
+                    /** @default 8 */
+                    host_concurrency?: number;
+                    /** @default 0 */
+                    host_delay_ms?: number;
+                    /**
+                     * @description extra request headers, sent with every page, robots.txt and sitemap request, HTTP and browser alike (at most 32, 8 KiB with the user agent). A value is a literal or `{"secret": "<name>"}` (POST /secrets); either way it is sealed before it is stored or sent, and never shown again. Refused: `Host`, hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), and those set otherwise (`User-Agent` → `user_agent`, `Accept-Language` → `locale`, `Cookie` → `cookies`, `Accept-Encoding`, `Content-Length`, `Expect`, conditional and range headers); names must be RFC 7230 tokens, values without CR, LF or NUL. `Authorization` is not sent on a redirect to another origin. Over a website's headers name by name
+                     * @default {}
+                     */
+                    headers?: {
+                        [key: string]: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    };
+                    /**
+                     * @description the User-Agent of this crawl's requests (default: the server's, `Trawl/<version> (+<contact URL>)`). robots.txt is still matched against the server's product token (`Trawl`)
+                     * @default null
+                     */
+                    user_agent?: string | null;
+                    /**
+                     * @description a BCP 47 language tag (`fr-CH`): sent as `Accept-Language: fr-CH,fr;q=0.9`, and the browser's locale (`navigator.language`, `Intl`) for rendered pages
+                     * @default null
+                     */
+                    locale?: string | null;
+                    /**
+                     * @description initial cookies by domain: `{"shop.example": ["consent=yes", "sid=abc; Path=/account"]}`. Each is a Set-Cookie string (RFC 6265: `name=value` and attributes such as `Path`, `Domain`, `Secure`), sent only to the URLs it matches; the domain must be a host of the crawl (a start URL's, the website's base URL or `allowed_hosts`) or a parent of one. At most 64 cookies, 16 KiB. A crawl's list for a domain replaces the website's. A cookie is a literal or `{"secret": "<name>"}` (a secret holding the Set-Cookie string); cookies are credentials: sealed before they are stored or sent, never logged nor echoed in errors
+                     * @default {}
+                     */
+                    cookies?: {
+                        [key: string]: (string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        })[];
+                    };
+                    /** @description one proxy for every request of the crawl (shorthand for `proxies: [url]`) */
+                    proxy?: string;
+                    /** @description a pool of proxies: URLs, or `{url, username, password}` with credentials literal or by secret name */
+                    proxies?: (string | {
+                        /** @description `http://`, `https://` or `socks5://` host and port, without credentials */
+                        url: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        username?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        password?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                    })[];
+                    /**
+                     * @description how requests pick a proxy of the pool (default round_robin; per_session: each session keeps one)
+                     * @enum {string}
+                     */
+                    proxy_rotation?: "round_robin" | "random" | "per_session";
+                    /** @description size of the session pool: each session has its own cookie jar (and a sticky proxy with per_session); 0 (default): none */
+                    sessions?: number;
+                    /** @description a login run once per session before its first page (needs `sessions` ≥ 1); a failed one fails the job `LOGIN_FAILED` */
+                    login?: {
+                        /** @enum {string} */
+                        kind: "form" | "browser";
+                        /**
+                         * Format: http-url
+                         * @description the login page
+                         */
+                        url: string;
+                        /** @description form: the form (default: the first with a password field) */
+                        form_selector?: string;
+                        /** @description form: field values over the form's own (hidden fields such as a CSRF token are kept) */
+                        fields?: {
+                            [key: string]: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                        };
+                        /** @description browser: the actions that log in (at most 50: `ACTIONS_TOO_MANY`) */
+                        actions?: {
+                            /** @enum {string} */
+                            type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                            /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                            selector?: string;
+                            /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                            text?: string | {
+                                /** @description the name of one of your secrets */
+                                secret: string;
+                            };
+                            /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                            key?: string;
+                            /** @description wait: how long; others: the action's own time limit */
+                            ms?: number;
+                            /** @description scroll: how many times (default: until no new content) */
+                            times?: number;
+                            /** @description screenshot: the whole page */
+                            full_page?: boolean;
+                        }[];
+                        success_selector?: string;
+                        /** @description RE2 */
+                        success_url_pattern?: string;
+                        failure_text?: string;
+                    } | null;
+                    /** @description browser actions run in order after each page loads, before extraction (implies the browser); at most 50 (`ACTIONS_TOO_MANY`) */
+                    actions?: {
+                        /** @enum {string} */
+                        type: "wait_for" | "click" | "scroll" | "type" | "press" | "wait" | "screenshot";
+                        /** @description wait_for, click, type: the element; scroll: scroll until it appears */
+                        selector?: string;
+                        /** @description a literal value or `{"secret": "<name>"}`; either way sealed before it is stored, never shown again */
+                        text?: string | {
+                            /** @description the name of one of your secrets */
+                            secret: string;
+                        };
+                        /** @description press: a key name (`Enter`, `Tab`, `ArrowDown`…) */
+                        key?: string;
+                        /** @description wait: how long; others: the action's own time limit */
+                        ms?: number;
+                        /** @description scroll: how many times (default: until no new content) */
+                        times?: number;
+                        /** @description screenshot: the whole page */
+                        full_page?: boolean;
+                    }[];
+                    /** @description RE2 patterns: a page whose body matches one is BLOCKED (not stored, retried on another session) */
+                    block_patterns?: string[];
+                    /** @description adapt each host's delay and concurrency to its latency and errors (never above the website's limits or robots' Crawl-delay) */
+                    adaptive_throttle?: boolean;
+                    /**
+                     * @description which links are followed: the start URL's host (default), its registrable domain, or any host
+                     * @enum {string}
+                     */
+                    scope?: "same_host" | "same_domain" | "any";
+                    /** @description follow links marked rel=nofollow (default false) */
+                    follow_nofollow?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Website"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Website"];
+                };
+            };
+            /** @description VALIDATION_FAILED, HEADER_NOT_ALLOWED, INVALID_HEADER, REQUEST_OPTIONS_TOO_LARGE, INVALID_LOCALE, INVALID_COOKIE, COOKIE_DOMAIN_NOT_CRAWLED, INVALID_PROXY, PROXY_NOT_ALLOWED, ACTIONS_TOO_MANY, INVALID_ACTION, UNSUPPORTED_SELECTOR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description READ_ONLY_RESOURCE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteWebsite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description READ_ONLY_RESOURCE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBSITE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBSITE_IN_USE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listTargets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        targets: components["schemas"]["Target"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description generated when absent */
+                    id?: string;
+                    website_id: string;
+                    /** @default null */
+                    name?: string | null;
+                    /** @description a URL, or a template with `{keywords}` and `{location}` */
+                    url_template: string;
+                    /** @default [] */
+                    keywords?: string[];
+                    /** @default null */
+                    location?: string | null;
+                    /** @default true */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description VALIDATION_FAILED, UNKNOWN_WEBSITE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TARGET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    replaceTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description generated when absent */
+                    id?: string;
+                    website_id: string;
+                    /** @default null */
+                    name?: string | null;
+                    /** @description a URL, or a template with `{keywords}` and `{location}` */
+                    url_template: string;
+                    /** @default [] */
+                    keywords?: string[];
+                    /** @default null */
+                    location?: string | null;
+                    /** @default true */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description VALIDATION_FAILED, UNKNOWN_WEBSITE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description ID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TARGET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: http-url */
+                    url: string;
+                    /** @description `page.changed` is accepted; it fires once change tracking lands (nothing emits it yet) */
+                    events: ("job.started" | "job.completed" | "job.failed" | "job.cancelled" | "page.changed" | "items.extracted")[];
+                    /** @description signs every delivery (`X-Trawl-Signature`); write-only, never returned */
+                    secret: string;
+                    /** @description only events of this job */
+                    job_id?: string | null;
+                    /** @description only events of this schedule's jobs */
+                    schedule_id?: string | null;
+                    /** @default true */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description VALIDATION_FAILED, WEBHOOK_URL_REFUSED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: http-url */
+                    url?: string;
+                    /** @description `page.changed` is accepted; it fires once change tracking lands (nothing emits it yet) */
+                    events?: ("job.started" | "job.completed" | "job.failed" | "job.cancelled" | "page.changed" | "items.extracted")[];
+                    /** @description signs every delivery (`X-Trawl-Signature`); write-only, never returned */
+                    secret?: string;
+                    /** @description only events of this job */
+                    job_id?: string | null;
+                    /** @description only events of this schedule's jobs */
+                    schedule_id?: string | null;
+                    /** @default true */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description VALIDATION_FAILED, WEBHOOK_URL_REFUSED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+                status?: "pending" | "retrying" | "delivered" | "failed" | "requested" | "sending";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["Delivery"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description WEBHOOK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secrets: components["schemas"]["Secret"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description letters, digits, `_`, `.`, `-`; at most 64 characters */
+                    name: string;
+                    /** @description write-only: sealed at rest, never returned, never logged; at most `TRAWL_SECRETS_MAX_VALUE_BYTES` (8 KiB) in UTF-8 */
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description VALIDATION_FAILED, SECRET_TOO_LARGE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description letters, digits, `_`, `.`, `-`; at most 64 characters */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description SECRET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getScrapeMetrics: {
+        parameters: {
+            query?: {
+                /** @description range start, Unix seconds (default: `to` − 1 h) */
+                from?: number;
+                /** @description range end, Unix seconds (default: now) */
+                to?: number;
+                /** @description bucket width in seconds (default: chosen for ~240 buckets) */
+                step?: 10 | 30 | 60 | 300 | 900 | 3600 | 10800 | 21600 | 86400;
+                /** @description only this host */
+                host?: string;
+                /** @description only this job (one of yours) */
+                job_id?: string;
+                /** @description rows per breakdown table */
+                limit?: number;
+                /** @description comma list of panels to compute (default all): throughput, items, fetch_time, status_mix, status_codes, errors_by_kind, errors_by_host, top_hosts, totals, hosts */
+                panels?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScrapeMetrics"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getConsumerLag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LagReport"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDeadLetters: {
+        parameters: {
+            query?: {
+                source?: "fetch" | "events";
+                job_id?: string;
+                limit?: number;
+                /** @description opaque; `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dead_letters: components["schemas"]["DeadLetter"][];
+                        /** @description the next (older) page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    redriveDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        topic: string;
+                        job_id: string;
+                        /** Format: date-time */
+                        redriven_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            code?: string;
+                            message?: string;
+                            field?: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+}

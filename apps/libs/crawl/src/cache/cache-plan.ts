@@ -16,6 +16,7 @@
  */
 import type { CachedPage, CrawlSpec } from '@trawl/schemas';
 import { conditionalHeaders } from './validators.ts';
+import { needsBrowser, type BrowserSpec } from '../fetch/browser-work.ts';
 
 export type CachePlan =
   | { readonly use: 'none'; readonly reason: 'no entry' | 'ignore_cache' | 'browser' | 'no validator' }
@@ -24,7 +25,7 @@ export type CachePlan =
 
 export interface CachePlanInput {
   readonly cached: CachedPage | null | undefined;
-  readonly spec: Pick<CrawlSpec, 'max_age' | 'ignore_cache' | 'requires_browser'>;
+  readonly spec: Pick<CrawlSpec, 'max_age' | 'ignore_cache'> & BrowserSpec;
   /** Epoch ms. */
   readonly now: number;
 }
@@ -32,7 +33,7 @@ export interface CachePlanInput {
 export function planCacheUse({ cached, spec, now }: CachePlanInput): CachePlan {
   if (!cached) return { use: 'none', reason: 'no entry' };
   if (spec.ignore_cache) return { use: 'none', reason: 'ignore_cache' };
-  if (spec.requires_browser) return { use: 'none', reason: 'browser' };
+  if (needsBrowser(spec)) return { use: 'none', reason: 'browser' };
   const ageMs = Math.max(0, now - cached.fetched_at.getTime());
   if (isFresh(ageMs, spec.max_age)) return { use: 'reuse', entry: cached, ageMs };
   const headers = conditionalHeaders({ etag: cached.etag, lastModified: cached.last_modified });

@@ -5,7 +5,7 @@ import { BodyTooLargeError, BrowserError, CrawlError, DnsNotFoundError, FetchAbo
 import { AddressPolicy } from '../safety/address-policy.ts';
 import { startEgressProxy, type EgressProxy } from '../safety/egress-proxy.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
-import type { RequestProfile } from '../request/request-profile.ts';
+import type { BrowserCookie, RequestProfile } from '../request/request-profile.ts';
 import { asUserPrefix, browserEnv, containBrowser, createProfileDir, removeProfileDir, type BrowserContainment, type BrowserSandboxStatus } from './browser-containment.ts';
 import { isHtmlType, parseContentType } from './content-type.ts';
 import type { FetchResult } from './fetch-result.ts';
@@ -13,6 +13,11 @@ import { DEFAULT_USER_AGENT } from './http-fetcher.ts';
 import { parseRetryAfter } from './retry-after.ts';
 import { recyclingPages } from './recycling-pages.ts';
 import { renderedHtml } from './rendered-html.ts';
+import { startBrowserUpstreams, type BrowserUpstreams, type UpstreamRoute } from '../proxy/browser-upstream.ts';
+import { checkProxyAddress, proxyFailure } from '../proxy/proxy-dispatcher.ts';
+import type { ProxyEndpoint } from '../proxy/proxy-pool.ts';
+import { runBrowserWork } from './browser-actions.ts';
+import { DEFAULT_ACTION_LIMITS, type ActionLimits, type BrowserWork, type PageCaptures } from './browser-work.ts';
 
 /**
  * Chromium's flags besides puppeteer's defaults. The last group closes what a page script could use
@@ -53,6 +58,10 @@ export interface BrowserFetcherOptions {
   readonly oversize?: 'refuse' | 'truncate';
   /** Skip images, fonts and media: rendering for HTML does not need them. */
   readonly blockAssets?: boolean;
+  /** Bounds on a render's actions, list expansion and captures (browser-actions.ts; TRAWL_BROWSER_*). */
+  readonly actionLimits?: ActionLimits;
+  /** Opens the sealed (`tsec1.…`) text of a type action; the worker's, from its secrets key. */
+  readonly open?: (sealed: string) => string;
 }
 
 export interface BrowserFetchOptions {
@@ -61,12 +70,21 @@ export interface BrowserFetchOptions {
   readonly signal?: AbortSignal;
   /** The job's request options: user agent and locale (navigator's too), headers on every request, cookies in a context of the render's own. */
   readonly request?: RequestProfile | null;
+  /** Actions, list expansion and captures after navigation (browserWorkOf(spec)). */
+  readonly work?: BrowserWork | null;
+  /** Render through this upstream proxy (the job's ProxyPools pick), in a browser context of its own; absent or null: the egress proxy alone. */
+  readonly proxy?: ProxyEndpoint | null;
 }
 
 interface Job {
   readonly url: string;
   readonly waitForSelector: string | undefined;
   readonly request: RequestProfile | null;
+  readonly work: BrowserWork | null;
+  /** The page's budget: the render's actions stop when it aborts. */
+  readonly signal: AbortSignal | undefined;
+  /** Where the render's context sends its traffic when it goes through an upstream proxy. */
+  readonly route: UpstreamRoute | null;
 }
 
 /** Per-tab state of the job the tab is running, read by the request interceptor. */
@@ -103,6 +121,8 @@ export interface BrowserUsage {
 
 export class BrowserFetcher {
   private closed = false;
+  /** The chaining proxy to upstream proxies, started on the first render that has one (proxy/browser-upstream.ts). */
+  private upstreams: Promise<BrowserUpstreams> | null = null;
   /** Renders asked for and not yet answered: in a tab, or queued for one. */
   private pending = 0;
 
@@ -110,7 +130,7 @@ export class BrowserFetcher {
     private readonly cluster: Cluster<Job, FetchResult>,
     private readonly proxy: EgressProxy,
     private readonly resolver: SafeResolver,
-    private readonly options: Required<Pick<BrowserFetcherOptions, 'navigationTimeoutMs' | 'waitUntil' | 'maxBodyBytes' | 'oversize'>>,
+    private readonly options: Required<Pick<BrowserFetcherOptions, 'navigationTimeoutMs' | 'waitUntil' | 'maxBodyBytes' | 'oversize' | 'actionLimits'>> & Pick<BrowserFetcherOptions, 'open'>,
     /** Who Chromium runs as and whether its sandbox is on. */
     readonly sandbox: BrowserSandboxStatus,
     /** Chromium's profile directory (owned by its user; removed at close). */
@@ -130,6 +150,7 @@ export class BrowserFetcher {
     const contexts = new WeakMap<Page, TabContext>();
     const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     const blockAssets = options.blockAssets ?? true;
+    const actionLimits = options.actionLimits ?? DEFAULT_ACTION_LIMITS;
 
     const setupTab = async (page: Page) => {
       const cdp = await page.createCDPSession();
@@ -171,7 +192,8 @@ export class BrowserFetcher {
         maxConcurrency: options.concurrency ?? 2,
         puppeteer,
         puppeteerOptions: launchOptions,
-        timeout: navigationTimeoutMs * 2 + 5_000,
+        // Navigation, the selector wait, then the actions' own budget.
+        timeout: navigationTimeoutMs * 2 + actionLimits.budgetMs + 5_000,
         retryLimit: 0,
         monitor: false,
       });
@@ -189,6 +211,8 @@ export class BrowserFetcher {
         waitUntil: options.waitUntil ?? 'networkidle2',
         maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
         oversize: options.oversize ?? 'refuse',
+        actionLimits,
+        ...(options.open ? { open: options.open } : {}),
       },
       containment.status,
       profileDir,
@@ -213,15 +237,24 @@ export class BrowserFetcher {
     if (this.closed) throw new FetcherClosedError('BrowserFetcher is closed');
     if (options.signal?.aborted) throw new FetchAbortedError(`render of ${url} aborted`);
     await this.resolver.checkUrl(url);
-    const job = this.cluster.execute({ url, waitForSelector: options.waitForSelector, request: options.request ?? null });
-    if (!options.signal) return job.catch((err: unknown) => Promise.reject(mapBrowserError(err, url)));
+    const proxy = options.proxy ?? null;
+    // A tenant's proxy is checked by the egress rules like a target, before anything is sent.
+    if (proxy) await checkProxyAddress(proxy, this.resolver);
+    const route = proxy ? (await (this.upstreams ??= startBrowserUpstreams(this.resolver))).routeFor(proxy) : null;
+    const mapError = (err: unknown) => {
+      const mapped = mapBrowserError(err, url);
+      // Chromium says when the proxy failed it (no tunnel, no connection): the proxy's fault, counted for benching.
+      return proxy && /ERR_(PROXY|TUNNEL|SOCKS)_/.test(mapped.message) ? proxyFailure(mapped, proxy, url) : mapped;
+    };
+    const job = this.cluster.execute({ url, waitForSelector: options.waitForSelector, request: options.request ?? null, work: options.work ?? null, signal: options.signal, route });
+    if (!options.signal) return job.catch((err: unknown) => Promise.reject(mapError(err)));
     // Chromium cannot be interrupted mid-render from here; the caller stops waiting, the tab finishes on its own.
     // The listener goes with the render: the signal may outlive it (WorkBudget.run says why that matters).
     const signal = options.signal;
     return new Promise<FetchResult>((resolve, reject) => {
       const onAbort = () => reject(new FetchAbortedError(`render of ${url} aborted`));
       signal.addEventListener('abort', onAbort, { once: true });
-      job.then(resolve, (err: unknown) => reject(mapBrowserError(err, url))).finally(() => signal.removeEventListener('abort', onAbort));
+      job.then(resolve, (err: unknown) => reject(mapError(err))).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
 
@@ -239,6 +272,7 @@ export class BrowserFetcher {
       await this.cluster.close();
     } finally {
       await this.proxy.close();
+      if (this.upstreams) await (await this.upstreams.catch(() => null))?.close();
       removeProfileDir(this.profileDir);
     }
   }
@@ -254,13 +288,21 @@ export class BrowserFetcher {
    */
   async renderWithOptions(page: Page, job: Job, tabs: Tabs): Promise<FetchResult> {
     const cookies = job.request?.browserCookies() ?? [];
-    if (cookies.length === 0) return this.render(page, job, tabs.contextOf(page), tabs.userAgent);
-    const context = await page.browser().createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+    // A session's render always gets a context of its own: what the site sets goes back to the session's jar, never to the shared context.
+    const session = job.request?.receiveBrowserCookies ? job.request : null;
+    if (cookies.length === 0 && !job.route && !session) return this.render(page, job, tabs.contextOf(page), tabs.userAgent);
+    // Through an upstream proxy: the context's own proxy server (the chain, which checks and
+    // forwards), loopback included as with the egress proxy, and the chain's token for that upstream.
+    const proxied = job.route ? { proxyServer: job.route.proxyServer, proxyBypassList: ['<-loopback>'] } : {};
+    const context = await page.browser().createBrowserContext({ downloadBehavior: { policy: 'deny' }, ...proxied });
     try {
-      await context.setCookie(...cookies);
+      if (cookies.length > 0) await context.setCookie(...cookies);
       const own = await context.newPage();
       await tabs.setup(own);
-      return await this.render(own, job, tabs.contextOf(own), tabs.userAgent);
+      if (job.route) await own.authenticate({ username: job.route.username, password: job.route.password });
+      const result = await this.render(own, job, tabs.contextOf(own), tabs.userAgent);
+      if (session) session.receiveBrowserCookies!((await context.cookies()).map(browserCookieOf));
+      return result;
     } finally {
       await context.close().catch(() => undefined);
     }
@@ -289,6 +331,11 @@ export class BrowserFetcher {
     const media = parseContentType(contentType);
     const status = response.status();
     const isHtml = status >= 200 && status < 300 && (media.essence === null || isHtmlType(media.essence));
+    // The spec's actions, list expansion and captures, on a page that rendered; a click that
+    // navigates somewhere refused is refused like the first navigation.
+    const captures = isHtml && job.work ? await runBrowserWork(page, job.work, { limits: this.options.actionLimits, open: this.options.open, signal: job.signal }) : undefined;
+    if (ctx.refused) throw ctx.refused;
+    if (captures) this.checkCaptures(job.url, captures);
     const rendered = isHtml ? await renderedHtml(page, this.options.maxBodyBytes, this.options.oversize === 'truncate') : null;
     let body: string | null = rendered?.html ?? null;
     let bytes = body === null ? Number(headers['content-length'] ?? 0) : Buffer.byteLength(body);
@@ -314,7 +361,15 @@ export class BrowserFetcher {
       retryAfterMs: status === 429 || status === 503 ? parseRetryAfter(headers['retry-after']) : null,
       charset: isHtml ? 'utf-8' : null,
       renderMode: 'browser',
+      ...(captures && (captures.screenshot || captures.pdf) ? { captures } : {}),
     };
+  }
+
+  /** A screenshot or PDF is kept whole or not at all: one over the body limit fails the page. */
+  private checkCaptures(url: string, captures: PageCaptures): void {
+    for (const [what, bytes] of Object.entries(captures) as [string, Uint8Array][]) {
+      if (bytes.byteLength > this.options.maxBodyBytes) throw new BodyTooLargeError(`${url}: its ${what} is over the ${this.options.maxBodyBytes}-byte limit`, this.options.maxBodyBytes);
+    }
   }
 }
 
@@ -380,4 +435,18 @@ function mapBrowserError(err: unknown, url: string): CrawlError {
   if (message.includes('ERR_NAME_NOT_RESOLVED')) return new DnsNotFoundError(`${url}: host does not resolve`, { cause: err });
   if (/net::ERR_/.test(message)) return new NetworkError(`${message.match(/net::ERR_\w+/)?.[0]} rendering ${url}`, { cause: err });
   return new BrowserError(`browser failed rendering ${url}: ${message}`, { cause: err });
+}
+
+/** A cookie of a browser context, as the request profile's jar takes it. */
+function browserCookieOf(c: { name: string; value: string; domain: string; path: string; secure?: boolean; httpOnly?: boolean; expires?: number; sameSite?: string }): BrowserCookie {
+  return {
+    name: c.name,
+    value: c.value,
+    domain: c.domain,
+    path: c.path,
+    secure: c.secure ?? false,
+    httpOnly: c.httpOnly ?? false,
+    ...(c.sameSite === 'Strict' || c.sameSite === 'Lax' || c.sameSite === 'None' ? { sameSite: c.sameSite } : {}),
+    ...(c.expires !== undefined && c.expires > 0 ? { expires: c.expires } : {}),
+  };
 }

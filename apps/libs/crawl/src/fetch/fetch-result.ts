@@ -1,5 +1,6 @@
 import type { RenderMode } from '@trawl/schemas';
 import type { HttpValidators } from '../cache/validators.ts';
+import type { PageCaptures } from './browser-work.ts';
 
 /**
  * What one fetch produced, HTTP or browser alike. Field names follow the code style; the worker maps
@@ -34,4 +35,6 @@ export interface FetchResult {
   readonly renderMode: RenderMode;
   /** The final response's ETag and Last-Modified, usable ones only (the HTTP fetcher's; absent: none). */
   readonly validators?: HttpValidators;
+  /** What a render made besides the HTML, as the job's formats and actions asked (a screenshot, a PDF); browser only. */
+  readonly captures?: PageCaptures;
 }

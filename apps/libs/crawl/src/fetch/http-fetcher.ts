@@ -14,6 +14,9 @@ import { parseRetryAfter } from './retry-after.ts';
 import { validatorsOf } from '../cache/validators.ts';
 import type { RequestProfile } from '../request/request-profile.ts';
 import { defaultUserAgent } from '../request/user-agent.ts';
+import { checkProxyAddress, proxyDispatcher, proxyFailure } from '../proxy/proxy-dispatcher.ts';
+import type { ProxyEndpoint } from '../proxy/proxy-pool.ts';
+import { DnsNotFoundError } from '../errors.ts';
 
 /** `Trawl/<version> (+https://github.com/trawl)`; the worker sends the operator's (userAgentFromEnv: TRAWL_USER_AGENT, TRAWL_CONTACT_URL). */
 export const DEFAULT_USER_AGENT = defaultUserAgent();
@@ -64,6 +67,14 @@ export interface FetchOptions {
    * even when a redirect now leads somewhere else.
    */
   readonly conditional?: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
+  /**
+   * A form submission (a login): POST this body, `application/x-www-form-urlencoded`, to the first
+   * hop. A 301/302/303 answer turns it into a GET of the new location (what browsers do); a 307/308
+   * repeats the POST there.
+   */
+  readonly form?: string;
+  /** Send through this upstream proxy (the job's ProxyPools pick); absent or null: direct. */
+  readonly proxy?: ProxyEndpoint | null;
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -86,6 +97,9 @@ export class HttpFetcher {
   private readonly oversize: 'refuse' | 'truncate';
   private readonly nonHtmlMaxBytes: number;
   private readonly maxRedirects: number;
+  /** One keep-alive dispatcher per upstream proxy (and its credentials), the least recently used closed past 64. */
+  private readonly proxied = new Map<string, Dispatcher>();
+  private readonly proxyOptions: Parameters<typeof proxyDispatcher>[1];
   private closed = false;
 
   constructor(options: HttpFetcherOptions = {}) {
@@ -96,6 +110,14 @@ export class HttpFetcher {
     this.oversize = options.oversize ?? 'refuse';
     this.nonHtmlMaxBytes = options.nonHtmlMaxBytes ?? 64 * 1024;
     this.maxRedirects = options.maxRedirects ?? 5;
+    this.proxyOptions = {
+      resolver: this.resolver,
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      headersTimeoutMs: options.headersTimeoutMs ?? 15_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 15_000,
+      connections: options.connectionsPerOrigin ?? 64,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+    };
     this.agent = new Agent({
       connections: options.connectionsPerOrigin ?? 64,
       pipelining: 1,
@@ -116,21 +138,33 @@ export class HttpFetcher {
     const redirects: string[] = [];
     const visited = new Set<string>();
     let current = toHttpUrl(url);
+    let form = options.form;
+    const proxy = options.proxy ?? null;
     try {
+      if (proxy) await checkProxyAddress(proxy, this.resolver);
+      const dispatcher = proxy ? this.dispatcherFor(proxy) : this.agent;
       for (;;) {
-        visited.add(current.href);
-        const res = await this.agent.request({
+        visited.add(hopKey(current.href, form));
+        if (proxy) await this.checkProxiedTarget(current);
+        const res = await dispatcher.request({
           origin: current.origin,
           path: current.pathname + current.search,
-          method: 'GET',
-          headers: this.headers(current.href, url, options),
+          method: form === undefined ? 'GET' : 'POST',
+          headers: form === undefined ? this.headers(current.href, url, options) : { ...this.headers(current.href, url, options), 'content-type': 'application/x-www-form-urlencoded' },
+          ...(form === undefined ? {} : { body: form }),
           signal,
         });
+        // A session's jar takes what every hop sets (a login's redirect sets the session cookie).
+        const setCookies = res.headers['set-cookie'];
+        const kept = setCookies !== undefined && options.request?.receive !== undefined;
+        if (kept) options.request!.receive!(current.href, Array.isArray(setCookies) ? setCookies : [setCookies]);
         if (REDIRECT.has(res.statusCode) && header(res.headers, 'location')) {
+          if (res.statusCode !== 307 && res.statusCode !== 308) form = undefined;
           await discard(res.body);
           const next = toHttpUrl(header(res.headers, 'location')!, current);
           redirects.push(current.href);
-          if (visited.has(next.href)) throw new RedirectLoopError(`redirect loop: ${[...redirects, next.href].join(' → ')}`);
+          // A hop that set a session's cookie may lead back (a cookie wall: set, then the page again); the redirect limit still bounds it.
+          if (!kept && visited.has(hopKey(next.href, form))) throw new RedirectLoopError(`redirect loop: ${[...redirects, next.href].join(' → ')}`);
           if (redirects.length > this.maxRedirects) throw new TooManyRedirectsError(`more than ${this.maxRedirects} redirects from ${url}`);
           current = next;
           continue;
@@ -138,17 +172,50 @@ export class HttpFetcher {
         return await this.readResponse(url, current.href, res, redirects, started, options);
       }
     } catch (err) {
-      throw mapFetchError(err, url, limit.expired(), options.signal);
+      const mapped = mapFetchError(err, url, limit.expired(), options.signal);
+      throw proxy ? proxyFailure(mapped, proxy, url) : mapped;
     } finally {
       limit.dispose();
     }
+  }
+
+  /**
+   * Through a proxy the proxy connects to the target, not this process, so the pinned connector
+   * cannot check it: the target's host and port are checked here instead, each hop — an IP literal
+   * as such, a name by what it resolves to here. A name that does not resolve here goes on (the
+   * proxy may know it: a name of the proxy's own network, the operator's to fence).
+   */
+  private async checkProxiedTarget(target: URL): Promise<void> {
+    try {
+      await this.resolver.checkUrl(target);
+    } catch (err) {
+      if (!(err instanceof DnsNotFoundError)) throw err;
+    }
+  }
+
+  private dispatcherFor(proxy: ProxyEndpoint): Dispatcher {
+    const key = `${proxy.scheme}//${proxy.label}\0${proxy.username ?? ''}\0${proxy.password ?? ''}\0${proxy.operator}`;
+    let d = this.proxied.get(key);
+    if (d) {
+      this.proxied.delete(key);
+      this.proxied.set(key, d);
+      return d;
+    }
+    if (this.proxied.size >= 64) {
+      const [oldest, dispatcher] = this.proxied.entries().next().value!;
+      this.proxied.delete(oldest);
+      void dispatcher.close().catch(() => undefined);
+    }
+    d = proxyDispatcher(proxy, this.proxyOptions);
+    this.proxied.set(key, d);
+    return d;
   }
 
   /** Closes the keep-alive pools; in-flight fetches are allowed to finish. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.agent.close();
+    await Promise.all([this.agent.close(), ...[...this.proxied.values()].map((d) => d.close())]);
   }
 
   private async readResponse(
@@ -217,6 +284,11 @@ export class HttpFetcher {
       ...(options.conditional?.url === hopUrl ? options.conditional.headers : {}),
     };
   }
+}
+
+/** A hop's identity for loop detection: a form's POST to a URL is not its GET (post, redirect, get). */
+function hopKey(href: string, form: string | undefined): string {
+  return form === undefined ? href : `POST ${href}`;
 }
 
 function toHttpUrl(raw: string, base?: URL): URL {

@@ -126,6 +126,17 @@ describe('frontier decide: completion', () => {
     for (const e of [fetched(A, 0), failed(A, 0), cancelled(), dispatched([A])]) expect(decide(s, e).emit).toEqual([]);
   });
 
+  it('a failed login fails the job LOGIN_FAILED with its reason, at once, with pages still outstanding', () => {
+    let s = given(dispatched([A]), fetched(A, 0, ['http://site.example/a', 'http://site.example/b']));
+    const login = failed('http://site.example/a', 1) as Extract<FrontierEvent, { type: 'PageFailed' }>;
+    const d = decide(s, { ...login, data: { ...login.data, error_code: 'TRAWL_LOGIN_FAILED', error_message: 'form login at http://site.example/login: the page after the login shows the failure text' } });
+    expect(kinds(d.emit)).toEqual(['JobFailed']);
+    expect(d.emit[0]!.data).toMatchObject({ error_code: 'LOGIN_FAILED', reason: 'form login at http://site.example/login: the page after the login shows the failure text', pages_fetched: 1, pages_failed: 1 });
+    s = d.state;
+    expect(s.status).toBe('failed');
+    expect(decide(s, failed('http://site.example/b', 1)).emit).toEqual([]);
+  });
+
   it('a failed seed still completes the job, with the failure counted', () => {
     const { emit } = decide(given(dispatched([A])), failed(A, 0));
     expect(emit[0]).toMatchObject({ type: 'JobCompleted', data: { pages_failed: 1, pages_fetched: 0 } });

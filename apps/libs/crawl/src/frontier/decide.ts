@@ -4,6 +4,7 @@ import { renderUrl } from '../params/param-template.ts';
 import { compileRules, hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
 import { fetchId, normaliseUrlOrNull } from '../url/normalise.ts';
 import { DEFAULT_SITEMAP_LIMITS } from '../sitemap/sitemap-limits.ts';
+import { needsBrowser } from '../fetch/browser-work.ts';
 import { jobEventId } from './event-ids.ts';
 import { FETCH_LOST, type FrontierCounters, type FrontierState, type FrontierStatus, type OutstandingFetch, type QueuedFetch } from './frontier-state.ts';
 
@@ -183,6 +184,9 @@ function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierE
   if (s.counters.urls_seen === before) fail(s, e, 'ALL_SEEDS_REFUSED', `every start URL was refused: ${seeds.slice(0, 5).join(', ')}`, emit);
 }
 
+/** PageFailed.error_code of a failed login (the crawl's LoginFailedError): it fails the job LOGIN_FAILED. */
+const LOGIN_FAILED_PAGE = 'TRAWL_LOGIN_FAILED';
+
 function onPageDone(s: Working, e: PageFetched | PageFailed, fetched: PageFetched | null, now: number, emit: FrontierEmit[], sitemapMaxUrls: number): void {
   if (s.status !== 'running') return; // after cancel/completion (a FETCH_LOST included), or before dispatch: nothing to do
   const done = s.outstanding[e.fetch_id];
@@ -192,12 +196,35 @@ function onPageDone(s: Working, e: PageFetched | PageFailed, fetched: PageFetche
   if (fetched) {
     s.counters.pages_fetched++;
     s.counters.items_extracted += fetched.item_count;
+    followCanonical(s, fetched, done, emit);
     followLinks(s, fetched, done, emit);
     followSitemaps(s, fetched, done, emit, sitemapMaxUrls);
   } else {
     s.counters.pages_failed++;
+    // A session's login failed: every page behind it would fail alike, so the job ends here, saying why.
+    if ((e as PageFailed).error_code === LOGIN_FAILED_PAGE) {
+      fail(s, e, 'LOGIN_FAILED', (e as PageFailed).error_message, emit);
+      return;
+    }
   }
   maybeComplete(s, e, 'finished', emit);
+}
+
+/**
+ * A duplicate page (the worker found its rel=canonical and withheld its items, parse-page.ts
+ * duplicateOf) is counted, and its canonical URL requested in its stead, at the page's own depth
+ * (the same content, not a hop further), whatever the sitemap mode, first of the page's URLs so
+ * that max_pages leaves it room before the links. Already seen, the canonical page gives (or gave)
+ * the items itself. The seen set makes it once per job however many variants name it.
+ */
+function followCanonical(s: Working, e: PageFetched, done: OutstandingFetch, emit: FrontierEmit[]): void {
+  if (!e.canonical_url) return;
+  s.counters.duplicates = (s.counters.duplicates ?? 0) + 1;
+  const url = normaliseUrlOrNull(e.canonical_url);
+  if (url === null || Object.hasOwn(s.seen, url)) return;
+  const rules = rulesFor(s.job_id, s.spec!);
+  if (rules.checkTrap(url) !== null || !rules.isHostAllowed(hostOf(url), hostOf(done.url))) return;
+  request(s, url, done.depth, done.url, e, emit);
 }
 
 function followLinks(s: Working, e: PageFetched, done: OutstandingFetch, emit: FrontierEmit[]): void {
@@ -285,7 +312,7 @@ function onTick(s: Working, tick: DeadlineTick, emit: FrontierEmit[]): void {
   // Everything here follows from the stored state, so a frontier that crashes after producing and
   // ticks again emits the same events, byte for byte.
   const occurred_at = new Date(due);
-  const renderMode = s.spec!.requires_browser ? 'browser' : 'http';
+  const renderMode = needsBrowser(s.spec!) ? 'browser' : 'http';
   const message = `no outcome within ${tick.deadlineMs} ms of the job's last progress: the fetch was lost`;
   let cause: Cause = { event_id: s.dispatch_event_id!, occurred_at };
   for (const id of Object.keys(s.outstanding).sort()) {

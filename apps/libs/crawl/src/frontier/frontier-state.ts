@@ -61,6 +61,11 @@ export interface FrontierCounters {
    * with the counters, so it survives a restart; absent (states from before sitemaps): 0.
    */
   readonly sitemap_urls?: number;
+  /**
+   * Pages fetched as duplicates (PageFetched.canonical_url): their items are their canonical page's,
+   * which was requested in their stead unless already seen. Absent (states from before): 0.
+   */
+  readonly duplicates?: number;
 }
 
 export function initialFrontierState(jobId: string): FrontierState {

@@ -56,6 +56,8 @@ export function fetched(url: string, depth: number, links: string[] = [], extra:
     sitemap_urls: [],
     sitemap_urls_dropped: 0,
     content_refused: null,
+    canonical_url: null,
+    notes: [],
     ...extra,
   };
   return { type: 'PageFetched', data };

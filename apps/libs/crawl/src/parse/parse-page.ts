@@ -1,5 +1,8 @@
 import type { CrawlSpec } from '@trawl/schemas';
-import { compileRules, type CrawlRules } from '../rules/crawl-rules.ts';
+import { compileRules, hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
+import { normaliseUrlOrNull } from '../url/normalise.ts';
+import { canonicalOf } from './page-hints.ts';
+import { selectAllIn } from './select.ts';
 import { baseUrlOf } from './base-url.ts';
 import { extractItems, type ExtractedItem, type ExtractedItems, type ItemLimits } from './extract-items.ts';
 import { extractLinks, type ExtractedLinks, type LinkLimits } from './extract-links.ts';
@@ -7,6 +10,7 @@ import { loadHtml } from './load-html.ts';
 import { findNextPage } from './pagination.ts';
 import { selectorProblem, specSelectors } from './selector-check.ts';
 import { InvalidSpecError } from '../errors.ts';
+import type { Document } from 'domhandler';
 
 export interface ParseLimits extends LinkLimits, ItemLimits {}
 
@@ -45,6 +49,8 @@ export interface ParsedPage {
   readonly links: string[];
   /** PageFetched.next_page: the pagination successor, requested at the same depth (see pagination.ts). */
   readonly nextPage: string | null;
+  /** PageFetched.canonical_url: set when the page is a duplicate of this URL and its items were not extracted (see {@link duplicateOf}). */
+  readonly canonical: string | null;
   readonly items: ExtractedItem[];
   /** Links not kept, by reason. */
   readonly dropped: ExtractedLinks['dropped'];
@@ -80,9 +86,33 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const doc = loadHtml(input.html);
   const base = baseUrlOf(doc, input.finalUrl);
   const { links, dropped } = extractLinks(doc, base, input.url, rules, limits);
-  const { items, bytes, cut } = extractItems(doc, rules.spec, base, input.url, limits);
-  const nextPage = findNextPage(doc, rules, base, input.url, items.length);
-  return { links, nextPage, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut) };
+  const canonical = duplicateOf(doc, base, input.url, input.finalUrl, rules);
+  const { items, bytes, cut } = canonical === null ? extractItems(doc, rules.spec, base, input.url, limits) : NO_ITEMS;
+  // A duplicate's pagination goes on as the page's own would (its listing may continue past it): what
+  // ends a page_param listing, a page without items, is read from the item roots it shows.
+  const shown = canonical === null ? items.length : rules.spec.item_root && rules.spec.item_fields.length > 0 ? selectAllIn(doc, rules.spec.item_root).length : 0;
+  const nextPage = findNextPage(doc, rules, base, input.url, shown);
+  return { links, nextPage, canonical, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut) };
+}
+
+const NO_ITEMS: ExtractedItems = { items: [], bytes: 0, cut: { overCount: 0, overBytes: 0 } };
+
+/**
+ * The URL this page is a duplicate of, or null when its items are its own. With the spec's
+ * `honour_canonical`, a page is a duplicate when its rel=canonical (canonicalOf) names another URL —
+ * neither the requested nor the final one — on the same host, that the job's rules would follow from
+ * this page (trap guards, include/exclude patterns). Its items are then not extracted here: they are
+ * the canonical page's, and the frontier requests that page (unless the job has already seen it), so
+ * each item is extracted once, on the page the site calls its own. A canonical on another host, or
+ * one the rules refuse, is not honoured: the job could not fetch it, and the items would be lost.
+ * Decided from the page alone, so the worker needs no view of the job's seen set.
+ */
+export function duplicateOf(doc: Document, base: URL, url: string, finalUrl: string, rules: CrawlRules): string | null {
+  if (!rules.spec.honour_canonical) return null;
+  const canonical = canonicalOf(doc, base);
+  if (canonical === null || canonical === url || canonical === normaliseUrlOrNull(finalUrl)) return null;
+  if (hostOf(canonical) !== hostOf(url)) return null;
+  return rules.check(canonical, url) === null ? canonical : null;
 }
 
 /**

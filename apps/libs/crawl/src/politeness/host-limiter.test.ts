@@ -311,4 +311,19 @@ describe("HostLimiter: a job's policy is its own, the host's rules are everyone'
     expect(limiter.jobStats('a.com', 'slow')).toBeNull();
     expect(limiter.stats('a.com')!.jobs).toBe(1);
   });
+
+  it('applies a policy raised while fetches wait (the adaptive throttle) to those already waiting', async () => {
+    const limiter = new HostLimiter();
+    const held = await limiter.acquire('a.com', { jobId: 'j', policy: { maxConcurrency: 1 } });
+    let started = 0;
+    const waiting = Array.from({ length: 3 }, () => limiter.acquire('a.com', { jobId: 'j', policy: { maxConcurrency: 1 } }).then((release) => (started++, release)));
+    await vi.advanceTimersByTimeAsync(5);
+    expect(started).toBe(0);
+    limiter.updatePolicy('a.com', 'j', { maxConcurrency: 4 });
+    const releases = await Promise.all(waiting);
+    expect(started).toBe(3);
+    expect(limiter.jobStats('a.com', 'j')!.active).toBe(4);
+    held();
+    for (const r of releases) r();
+  });
 });

@@ -6,6 +6,12 @@ export interface HostPolicy {
   readonly maxConcurrency: number;
   /** Least time between two request starts to one host. */
   readonly minDelayMs: number;
+  /**
+   * The delay paces the job's fetches rather than spacing them on purpose (the adaptive throttle
+   * sets it to latency / concurrency): a fetch waits its turn behind the job's queue as it would
+   * for a slot, instead of being deferred for the spacing of the fetches queued ahead of it.
+   */
+  readonly paced?: boolean;
 }
 
 export interface HostLimiterOptions extends Partial<HostPolicy> {
@@ -174,6 +180,18 @@ export class HostLimiter {
     this.pump(host, state);
   }
 
+  /**
+   * A job's policy on the host changed while its fetches wait (the adaptive throttle, after an
+   * answer): applied at once to what waits, not only to the fetches that arrive from now on.
+   */
+  updatePolicy(host: string, jobId: string, policy: Partial<HostPolicy>): void {
+    const state = this.hosts.get(host);
+    const job = state?.jobs.get(jobId);
+    if (!state || !job) return;
+    job.policy = this.bounded(policy);
+    this.pump(host, state);
+  }
+
   /** A normal answer: the doubling backoff starts over. */
   succeeded(host: string): void {
     const state = this.hosts.get(host);
@@ -232,6 +250,7 @@ export class HostLimiter {
     return {
       maxConcurrency: Math.max(1, Math.min(policy?.maxConcurrency ?? this.defaults.maxConcurrency, this.hostMaxConcurrency)),
       minDelayMs: Math.min(Math.max(0, policy?.minDelayMs ?? this.defaults.minDelayMs), this.maxDelayMs),
+      ...(policy?.paced ? { paced: true } : {}),
     };
   }
 
@@ -249,7 +268,7 @@ export class HostLimiter {
     const startAt = Math.max(
       state.blockedUntil,
       state.nextStartAt + state.waiting * state.crawlDelayMs,
-      job.nextStartAt + job.queue.length * job.policy.minDelayMs,
+      job.nextStartAt + (job.policy.paced ? 0 : job.queue.length * job.policy.minDelayMs),
     );
     return startAt - now > this.deferAfterMs ? this.deferral(host, state, job, now, startAt) : null;
   }

@@ -2,6 +2,7 @@ import { CrawlError, DnsNotFoundError, RobotsDisallowedError, RobotsUnavailableE
 import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import type { RequestProfile } from '../request/request-profile.ts';
+import { ProxyConnectError, type ProxyEndpoint } from '../proxy/proxy-pool.ts';
 import { ALLOW_ALL, MAX_ROBOTS_BYTES, parseRobots, type RobotsRules } from './robots-parser.ts';
 
 /** Anything that fetches like HttpFetcher: robots.txt goes through the same safe, pooled fetcher as pages. */
@@ -35,6 +36,8 @@ export interface RobotsVerdict {
 /** How robots.txt is fetched for a job: with its request options (a site that answers only with them answers robots.txt only with them). */
 export interface RobotsRequestOptions {
   readonly request?: RequestProfile | null;
+  /** The job's proxy for this fetch (proxy-pool.ts); robots.txt is the site's whichever way it is read, so the cache does not key on it. */
+  readonly proxy?: ProxyEndpoint | null;
 }
 
 type Entry = { at: number; ttl: number; rules: RobotsRules | null; error: CrawlError | null; pending: Promise<RobotsRules> | null };
@@ -89,7 +92,11 @@ export class RobotsCache {
 
   async rulesFor(origin: string, options: RobotsRequestOptions = {}): Promise<RobotsRules> {
     const request = options.request ?? null;
-    const key = request?.key ? `${origin}#${request.key}` : origin;
+    const proxy = options.proxy ?? null;
+    // Read through a proxy, robots.txt is what that proxy answered: kept apart, so a tenant's proxy
+    // (which may answer anything) never decides robots.txt for another tenant's crawls.
+    const viaProxy = proxy ? `@${proxy.scheme}//${proxy.label}` : '';
+    const key = (request?.key ? `${origin}#${request.key}` : origin) + viaProxy;
     const now = this.now();
     const hit = this.entries.get(key);
     if (hit) {
@@ -102,7 +109,7 @@ export class RobotsCache {
       }
     }
     const entry: Entry = { at: now, ttl: this.ttlMs, rules: null, error: null, pending: null };
-    entry.pending = this.load(origin, request).then(
+    entry.pending = this.load(origin, request, proxy).then(
       (rules) => {
         Object.assign(entry, { rules, pending: null, at: this.now() });
         if (this.entries.get(key) === entry) {
@@ -113,7 +120,9 @@ export class RobotsCache {
       },
       (err: CrawlError) => {
         const permanent = err instanceof UnsafeAddressError || err instanceof DnsNotFoundError;
-        Object.assign(entry, { error: err, pending: null, at: this.now(), ttl: permanent ? this.ttlMs : this.errorTtlMs });
+        // The proxy failed, not the site: nothing to remember (the next attempt may take another proxy).
+        const ttl = err instanceof ProxyConnectError ? 0 : permanent ? this.ttlMs : this.errorTtlMs;
+        Object.assign(entry, { error: err, pending: null, at: this.now(), ttl });
         throw err;
       },
     );
@@ -123,12 +132,12 @@ export class RobotsCache {
     return entry.pending;
   }
 
-  private async load(origin: string, request: RequestProfile | null): Promise<RobotsRules> {
+  private async load(origin: string, request: RequestProfile | null, proxy: ProxyEndpoint | null): Promise<RobotsRules> {
     let res: FetchResult;
     try {
-      res = await this.fetcher.fetch(`${origin}/robots.txt`, { accept: 'text', maxBodyBytes: MAX_ROBOTS_BYTES, oversize: 'truncate', ...(request ? { request } : {}) });
+      res = await this.fetcher.fetch(`${origin}/robots.txt`, { accept: 'text', maxBodyBytes: MAX_ROBOTS_BYTES, oversize: 'truncate', ...(request ? { request } : {}), ...(proxy ? { proxy } : {}) });
     } catch (err) {
-      if (err instanceof UnsafeAddressError || err instanceof DnsNotFoundError) throw err;
+      if (err instanceof UnsafeAddressError || err instanceof DnsNotFoundError || err instanceof ProxyConnectError) throw err;
       throw new RobotsUnavailableError(`robots.txt of ${origin} could not be fetched`, { cause: err });
     }
     if (res.status >= 200 && res.status < 300) return parseRobots(res.body ?? '', this.productToken);

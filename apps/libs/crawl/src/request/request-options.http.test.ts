@@ -16,6 +16,8 @@ import { SitemapReader } from '../sitemap/sitemap-reader.ts';
 import { startLocalServer, type LocalServer } from '../testing/local-server.ts';
 import { PageProcessor } from '../worker/page-processor.ts';
 import { requestProfileOf } from './request-profile.ts';
+import { openSpecCredentials, type CredentialOpener } from './credentials.ts';
+import { InvalidSpecError } from '../errors.ts';
 
 const OPTIONS = { headers: { 'X-Api-Key': 'k-123', Authorization: 'Bearer tok' }, user_agent: 'GateBot/1.0', locale: 'fr-CH', cookies: { '127.0.0.1': ['consent=yes', 'sid=s3cret; Path=/'] } };
 
@@ -126,5 +128,48 @@ describe("robots.txt and the operator's product token", () => {
     const robots = new RobotsCache(fetcher);
     await expect(robots.check(`${site.origin}/`)).rejects.toThrow(/answered 503/);
     expect((await robots.check(`${site.origin}/`, { request: requestProfileOf(testSpec(OPTIONS)) })).allowed).toBe(true);
+  });
+});
+
+describe('sealed request options through the page processor', () => {
+  // The worker's opener is a SecretBox (apps/services/worker credential-opener.ts); this package knows no key, so a reversible stand-in seals here.
+  const seal = (v: string) => `sealed:${Buffer.from(v).toString('base64url')}`;
+  const opener: CredentialOpener = {
+    open: (v) => {
+      if (!v.startsWith('sealed:')) throw new Error('does not open');
+      return Buffer.from(v.slice(7), 'base64url').toString();
+    },
+    fingerprint: (text) => `keyed:${text.length}`,
+  };
+  const sealed = {
+    ...OPTIONS,
+    headers: Object.fromEntries(Object.entries(OPTIONS.headers).map(([k, v]) => [k, seal(v)])),
+    cookies: Object.fromEntries(Object.entries(OPTIONS.cookies).map(([d, l]) => [d, l.map(seal)])),
+  };
+
+  it('opens headers and cookies once per spec and sends them clear to robots.txt, the page and its sitemap', async () => {
+    const robots = new RobotsCache(fetcher);
+    const limiter = new HostLimiter();
+    const processor = new PageProcessor({ http: fetcher, robots, limiter, sitemaps: new SitemapReader({ http: fetcher, robots, limiter }), credentials: opener });
+    const spec = testSpec({ ...sealed, max_depth: 1 });
+    const from = seen.length;
+    const page = await processor.process({ ...samples.FetchRequested, job_id: '11111111-2222-4333-8444-666666666666', url: `${site.origin}/`, depth: 0, referrer: null, spec, params: {}, cached: null });
+    expect(page.result.status).toBe(200);
+    const asked = seen.slice(from);
+    expect(asked.map((s) => s.path).sort()).toEqual(['/', '/robots.txt', '/sitemap.xml']);
+    for (const s of asked) expect(admitted(s.headers), s.path).toBe(true);
+    expect(openSpecCredentials(spec, opener)).toBe(openSpecCredentials(spec, opener));
+    expect(openSpecCredentials(spec, opener).headers['X-Api-Key']).toBe('k-123');
+    // The spec itself stays sealed.
+    expect(JSON.stringify(spec)).not.toContain('s3cret');
+  });
+
+  it('fails the page, not retriable, when a value does not open, naming where it sits and not what it holds', async () => {
+    const processor = new PageProcessor({ http: fetcher, robots: new RobotsCache(fetcher), limiter: new HostLimiter(), credentials: opener });
+    const spec = testSpec({ headers: { 'x-api-key': 'tsec1.deadbeef.AAAA.BBBB.CCCC' } });
+    const err = await processor.process({ ...samples.FetchRequested, url: `${site.origin}/`, depth: 1, referrer: null, spec, params: {}, cached: null }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidSpecError);
+    expect((err as Error).message).toMatch(/header x-api-key is sealed and does not open/);
+    expect((err as Error).message).not.toContain('deadbeef');
   });
 });

@@ -13,6 +13,7 @@
 import type { CrawlSpec } from '@trawl/schemas';
 import { Cookie, CookieJar } from 'tough-cookie';
 import { acceptLanguageOf, hasRequestOptions, requestOptionsKey, type SpecRequestOptions } from '@trawl/schemas';
+import type { CredentialOpener } from './credentials.ts';
 
 /** What a fetch is told about the job's request options. */
 export interface RequestProfile {
@@ -31,6 +32,18 @@ export interface RequestProfile {
   headersFor(url: string, startUrl: string): Record<string, string>;
   /** The initial cookies, for a browser context (CDP's shape). */
   browserCookies(): BrowserCookie[];
+  /**
+   * The Set-Cookie headers one response (a redirect hop included) answered `url` with. A session's
+   * profile (session/session-jar.ts) keeps them in its jar, so its next requests carry them; the
+   * job's fixed options ignore them (absent).
+   */
+  receive?(url: string, setCookies: readonly string[]): void;
+  /**
+   * The cookies a browser context holds after a render (what the page and its scripts set). Present
+   * on a session's profile only: the browser fetcher then renders in a context of the render's own
+   * (never the shared one) and hands its cookies back before closing it.
+   */
+  receiveBrowserCookies?(cookies: readonly BrowserCookie[]): void;
 }
 
 export interface BrowserCookie {
@@ -46,18 +59,22 @@ export interface BrowserCookie {
 
 const profiles = new WeakMap<object, RequestProfile | null>();
 
-/** The profile of a spec's options; null when it has none (the fetch is what it always was). */
-export function requestProfileOf(spec: Partial<Pick<CrawlSpec, 'headers' | 'user_agent' | 'locale' | 'cookies'>>): RequestProfile | null {
+/**
+ * The profile of a spec's options; null when it has none (the fetch is what it always was). The
+ * spec's credentials must be clear already (openSpecCredentials). `fingerprint` (the worker's
+ * CredentialOpener) keys the profile's `key`, so that no bare hash of a credential is kept.
+ */
+export function requestProfileOf(spec: Partial<Pick<CrawlSpec, 'headers' | 'user_agent' | 'locale' | 'cookies'>>, credentials?: Pick<CredentialOpener, 'fingerprint'>): RequestProfile | null {
   let profile = profiles.get(spec);
   if (profile === undefined) {
     const options: SpecRequestOptions = { headers: spec.headers ?? {}, user_agent: spec.user_agent ?? null, locale: spec.locale ?? null, cookies: spec.cookies ?? {} };
-    profile = hasRequestOptions(options) ? buildProfile(options) : null;
+    profile = hasRequestOptions(options) ? buildProfile(options, credentials) : null;
     profiles.set(spec, profile);
   }
   return profile;
 }
 
-function buildProfile(options: SpecRequestOptions): RequestProfile {
+function buildProfile(options: SpecRequestOptions, credentials: Pick<CredentialOpener, 'fingerprint'> | undefined): RequestProfile {
   const jar = new CookieJar(undefined, { rejectPublicSuffixes: true, looseMode: false, allowSpecialUseDomain: true });
   const cookies: Cookie[] = [];
   for (const [domain, list] of Object.entries(options.cookies)) {
@@ -76,7 +93,7 @@ function buildProfile(options: SpecRequestOptions): RequestProfile {
   if (options.user_agent) general['user-agent'] = options.user_agent;
   const withCookies = cookies.length > 0;
   return {
-    key: requestOptionsKey(options),
+    key: credentials ? credentials.fingerprint(requestOptionsKey(options)) : requestOptionsKey(options),
     userAgent: options.user_agent,
     locale: options.locale,
     headersFor(url: string, startUrl: string): Record<string, string> {

@@ -1,4 +1,5 @@
-import type { CrawlSpec } from '@trawl/schemas';
+import type { CrawlSpec, LinkScope } from '@trawl/schemas';
+import { getDomain } from 'tldts';
 import { InvalidSpecError } from '../errors.ts';
 import { DEFAULT_TRAP_GUARDS, detectTrap, type TrapGuardOptions } from './trap-guards.ts';
 import { PatternError, PatternList } from './user-patterns.ts';
@@ -6,20 +7,35 @@ import { PatternError, PatternList } from './user-patterns.ts';
 /** Why a link is not followed; null means it is kept. */
 export type RuleVerdict = 'off_host' | 'not_included' | 'excluded' | 'url_too_long' | 'path_too_deep' | 'repeated_segments' | null;
 
+/** The spec's link scope: `scope` when set, else what `same_host` meant before the field existed. */
+export function scopeOf(spec: Pick<CrawlSpec, 'scope' | 'same_host'>): LinkScope {
+  return spec.scope ?? (spec.same_host ? 'same_host' : 'any');
+}
+
 /**
  * The link rules of one job, compiled once: patterns are compiled (and rejected when unusable) when
  * the job starts, not for every page, for a linear-time engine (user-patterns.ts). Works on
  * normalised URLs (see normaliseUrl).
  *
- * Same host means: the host of the page the link was found on (the *requested* URL, which passed
- * these rules itself, so the crawl cannot drift host by host through redirects), ignoring one leading
- * `www.`, or one of `allowed_hosts` (exact, or `*.example.com` / `.example.com` for subdomains).
+ * The scope (`scopeOf`) says which hosts a link may go to, always judged against the page the link
+ * was found on (the *requested* URL, which passed these rules itself, so the crawl cannot drift
+ * host by host through redirects):
+ * - `same_host`: the page's host (port included), ignoring one leading `www.`;
+ * - `same_domain`: the page's registrable domain (`shop.example.co.uk` and `blog.example.co.uk` are
+ *   both `example.co.uk`, by the Public Suffix List that `tldts` ships), whatever the port; an IP
+ *   address is its own domain;
+ * - `any`: every host.
+ * Under the first two, `allowed_hosts` add hosts (exact, or `*.example.com` / `.example.com` for
+ * subdomains).
  */
 export class CrawlRules {
   private readonly include: PatternList;
   private readonly exclude: PatternList;
   private readonly exactHosts: ReadonlySet<string>;
   private readonly hostSuffixes: readonly string[];
+  readonly scope: LinkScope;
+  /** Registrable domain by host: a page's links ask for a handful of hosts thousands of times. */
+  private readonly domains = new Map<string, string>();
 
   constructor(
     readonly spec: CrawlSpec,
@@ -37,6 +53,7 @@ export class CrawlRules {
     }
     this.exactHosts = exact;
     this.hostSuffixes = suffixes;
+    this.scope = scopeOf(spec);
   }
 
   /** Why `url` (normalised) found on `pageUrl` is not followed, or null when it is. */
@@ -58,14 +75,36 @@ export class CrawlRules {
     return detectTrap(url, this.traps);
   }
 
-  /** Host rule alone: same host as the page (or any host when same_host is off), or allowed. */
+  /** Host rule alone: in the scope of the page's host (see the class), or allowed. Hosts as in a URL, port included. */
   isHostAllowed(host: string, pageHost: string): boolean {
-    if (!this.spec.same_host) return true;
+    if (this.scope === 'any') return true;
     const h = stripWww(host);
     if (h === stripWww(pageHost)) return true;
+    if (this.scope === 'same_domain' && this.domainOf(host) === this.domainOf(pageHost)) return true;
     if (this.exactHosts.has(h)) return true;
     return this.hostSuffixes.some((s) => host.endsWith(s) || host === s.slice(1));
   }
+
+  /** The registrable domain of a host (port dropped), or the host itself when it has none (an IP address, a public suffix). */
+  domainOf(host: string): string {
+    let domain = this.domains.get(host);
+    if (domain === undefined) {
+      const name = hostnameOf(host);
+      domain = getDomain(name, { allowPrivateDomains: true }) ?? name;
+      if (this.domains.size >= MAX_DOMAINS) this.domains.clear();
+      this.domains.set(host, domain);
+    }
+    return domain;
+  }
+}
+
+const MAX_DOMAINS = 10_000;
+
+/** `host:port` → host (IPv6 keeps its brackets). */
+function hostnameOf(host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.lastIndexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
 }
 
 /** Compile a spec's rules; throws {@link InvalidSpecError} naming the bad pattern. */

@@ -28,6 +28,17 @@ export function testSpec(overrides: Partial<CrawlSpec> = {}): CrawlSpec {
     user_agent: null,
     locale: null,
     cookies: {},
+    load_more_selector: null,
+    scope: null,
+    follow_nofollow: true,
+    honour_canonical: false,
+    proxies: [],
+    proxy_rotation: 'round_robin',
+    sessions: 0,
+    actions: [],
+    login: null,
+    block_patterns: [],
+    adaptive_throttle: false,
     ...overrides,
   };
 }

@@ -30,6 +30,20 @@ export function urlPort(u: URL): number {
 }
 
 /**
+ * The system resolver, except that a name under `.localhost` is the IPv4 loopback address without
+ * asking it: RFC 6761 §6.3 reserves those names for loopback, Chromium resolves them so itself, and
+ * the system resolver of most Linux machines does not (glibc without nss-myhostname finds only
+ * `localhost` itself, in /etc/hosts). So an HTTP fetch and a browser fetch of `shop.localhost` reach
+ * the same place, and local test sites can have names (and registrable domains) of their own. The
+ * address policy applies to the answer as to any other: loopback is refused unless TRAWL_FETCH_ALLOW
+ * opens it.
+ */
+export const lookupName: Resolve = async (hostname) => {
+  if (hostname.endsWith('.localhost') || hostname.endsWith('.localhost.')) return [{ address: '127.0.0.1', family: 4 }];
+  return dnsLookup(hostname, { all: true, verbatim: true });
+};
+
+/**
  * Resolves host names and refuses the resolution when ANY address is forbidden (a name that answers
  * with one public and one private address is a rebinding attempt, not a mixed blessing).
  *
@@ -55,7 +69,7 @@ export class SafeResolver {
   ) {
     this.ttlMs = options.ttlMs ?? 30_000;
     this.maxEntries = options.maxEntries ?? 10_000;
-    this.resolveFn = options.resolve ?? ((h) => dnsLookup(h, { all: true, verbatim: true }));
+    this.resolveFn = options.resolve ?? lookupName;
   }
 
   /** The addresses of `hostname` checked for a connection to `port`; throws UnsafeAddressError, DnsNotFoundError or NetworkError. */

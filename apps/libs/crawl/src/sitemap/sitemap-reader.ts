@@ -4,6 +4,7 @@ import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
 import type { RobotsCache } from '../politeness/robots.ts';
+import type { ProxyEndpoint } from '../proxy/proxy-pool.ts';
 import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
 import { hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
 import { normaliseUrlOrNull } from '../url/normalise.ts';
@@ -77,7 +78,7 @@ export class SitemapReader {
     this.limits = deps.limits ?? DEFAULT_SITEMAP_LIMITS;
   }
 
-  async discover(rootUrl: string, spec: CrawlSpec, rules: CrawlRules, options: { jobId: string; signal?: AbortSignal }): Promise<SitemapDiscovery> {
+  async discover(rootUrl: string, spec: CrawlSpec, rules: CrawlRules, options: { jobId: string; signal?: AbortSignal; proxy?: ProxyEndpoint | null }): Promise<SitemapDiscovery> {
     const limits = this.limits;
     const urls = new Set<string>();
     let dropped = 0;
@@ -87,7 +88,9 @@ export class SitemapReader {
     const signal = options.signal ? AbortSignal.any([options.signal, timer]) : timer;
     const rootHost = hostOf(rootUrl);
     const request = requestProfileOf(spec);
-    const queue = (await this.firstSitemaps(rootUrl, request)).map((url) => ({ url, depth: 0 }));
+    // Through the job's proxy when it has one, robots.txt included: a crawl that asked for proxies sends nothing direct.
+    const proxy = options.proxy ?? null;
+    const queue = (await this.firstSitemaps(rootUrl, request, proxy)).map((url) => ({ url, depth: 0 }));
     const visited = new Set<string>();
     let fetched = 0;
 
@@ -117,7 +120,7 @@ export class SitemapReader {
       let data: Uint8Array;
       let truncated: boolean;
       try {
-        const result = await this.fetchPolitely(url, spec, request, options.jobId, signal);
+        const result = await this.fetchPolitely(url, spec, request, options.jobId, signal, proxy);
         if (result.status < 200 || result.status > 299 || !result.data) {
           documents.push({ url, outcome: 'failed', reason: `HTTP ${result.status}`, locs: 0 });
           continue;
@@ -156,10 +159,10 @@ export class SitemapReader {
   }
 
   /** The robots.txt `Sitemap:` lines of the root's origin, else its /sitemap.xml. */
-  private async firstSitemaps(rootUrl: string, request: RequestProfile | null): Promise<string[]> {
+  private async firstSitemaps(rootUrl: string, request: RequestProfile | null, proxy: ProxyEndpoint | null): Promise<string[]> {
     const origin = new URL(rootUrl).origin;
     try {
-      const rules = await this.deps.robots.rulesFor(origin, { request });
+      const rules = await this.deps.robots.rulesFor(origin, { request, proxy });
       if (rules.sitemaps.length > 0) return [...rules.sitemaps];
     } catch {
       // robots.txt unreadable now: the page itself was fetched, so its conventional sitemap is tried.
@@ -168,8 +171,8 @@ export class SitemapReader {
   }
 
   /** robots.txt and the host's politeness slot, as for a page; the bytes as sent, never the HTTP cache. */
-  private async fetchPolitely(url: string, spec: CrawlSpec, request: RequestProfile | null, jobId: string, signal: AbortSignal): Promise<FetchResult> {
-    const verdict = await this.deps.robots.assertAllowed(url, { request });
+  private async fetchPolitely(url: string, spec: CrawlSpec, request: RequestProfile | null, jobId: string, signal: AbortSignal, proxy: ProxyEndpoint | null): Promise<FetchResult> {
+    const verdict = await this.deps.robots.assertAllowed(url, { request, proxy });
     const host = new URL(url).host;
     const release = await this.deps.limiter.acquire(host, { jobId, policy: hostPolicyOf(spec), crawlDelayMs: verdict.crawlDelayMs, signal });
     try {
@@ -180,6 +183,7 @@ export class SitemapReader {
         oversize: 'truncate',
         headers: { accept: 'application/xml,text/xml;q=0.9,*/*;q=0.5' },
         request,
+        ...(proxy ? { proxy } : {}),
       });
       if (result.status === 429 || result.status === 503) this.deps.limiter.backoff(host, result.retryAfterMs);
       else this.deps.limiter.succeeded(host);

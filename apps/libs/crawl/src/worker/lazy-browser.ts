@@ -1,4 +1,4 @@
-import { BrowserFetcher, type BrowserFetcherOptions, type BrowserUsage } from '../fetch/browser-fetcher.ts';
+import { BrowserFetcher, type BrowserFetcherOptions, type BrowserFetchOptions, type BrowserUsage } from '../fetch/browser-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import type { PageFetcher } from './page-processor.ts';
 
@@ -10,7 +10,7 @@ export function lazyBrowserFetcher(options: BrowserFetcherOptions = {}): PageFet
   let launching: Promise<BrowserFetcher> | null = null;
   let started: BrowserFetcher | null = null;
   return {
-    fetch(url: string, opts?: { signal?: AbortSignal }): Promise<FetchResult> {
+    fetch(url: string, opts?: BrowserFetchOptions): Promise<FetchResult> {
       launching ??= BrowserFetcher.launch(options).then(
         (b) => (started = b),
         (err: unknown) => {

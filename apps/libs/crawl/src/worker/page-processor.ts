@@ -1,6 +1,6 @@
 import { hasRequestOptions, type CachedPage, type CacheReuse, type CrawlSpec } from '@trawl/schemas';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
-import { RobotsDisallowedError } from '../errors.ts';
+import { BlockedError, FetchTimeoutError, NetworkError, RobotsDisallowedError } from '../errors.ts';
 import { planCacheUse, type CachePlan } from '../cache/cache-plan.ts';
 import { revalidated, type HttpValidators } from '../cache/validators.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
@@ -9,15 +9,21 @@ import { statusError } from '../fetch/status-error.ts';
 import type { ExtractedItem } from '../parse/extract-items.ts';
 import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
+import { throttleBoundsOf, type AutoThrottle, type ThrottleOutcome } from '../politeness/auto-throttle.ts';
+import type { BlockClassifier } from '../blocks/block-classifier.ts';
 import type { RobotsCache } from '../politeness/robots.ts';
 import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
+import { openSpecCredentials, type CredentialOpener } from '../request/credentials.ts';
 import { RulesCache } from './rules-cache.ts';
 import { wantsSitemaps, type SitemapDiscovery, type SitemapReader } from '../sitemap/sitemap-reader.ts';
 import { specWithParams } from '../params/param-template.ts';
+import { poolSizeOf, type SessionLease, type SessionPool } from '../session/session-pool.ts';
+import { browserWorkOf, needsBrowser, type BrowserWork } from '../fetch/browser-work.ts';
+import { ProxyConnectError, type ProxyChoice, type ProxyEndpoint, type ProxyPools } from '../proxy/proxy-pool.ts';
 
 /** Anything that turns a URL into a FetchResult: HttpFetcher, BrowserFetcher, lazyBrowserFetcher(). */
 export interface PageFetcher {
-  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null }): Promise<FetchResult>;
+  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null; work?: BrowserWork | null; proxy?: ProxyEndpoint | null }): Promise<FetchResult>;
 }
 
 /**
@@ -43,11 +49,11 @@ export interface ParseJob {
  * Where parsing runs: in-line by default; the worker hands it to its parse threads, where the
  * page's `signal` (its budget) stops it.
  */
-export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'>>;
+export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'> & Partial<Pick<ParsedPage, 'canonical'>>>;
 
 export interface PageProcessorDeps {
   readonly http: PageFetcher;
-  /** For `requires_browser` specs; without it such fetches go over plain HTTP. */
+  /** For specs that need a browser (`requires_browser`, actions, scrolled lists, screenshots: needsBrowser); without it such fetches go over plain HTTP. */
   readonly browser?: PageFetcher;
   readonly robots: RobotsCache;
   readonly limiter: HostLimiter;
@@ -61,6 +67,21 @@ export interface PageProcessorDeps {
   readonly now?: () => number;
   /** Reads the sitemaps of start URLs that are a site's root (CrawlSpec.sitemap); without it, none are read. */
   readonly sitemaps?: SitemapReader;
+  /** Classifies answers as blocks (blocks/block-classifier.ts); without it, no answer is taken for a block. */
+  readonly blocks?: BlockClassifier;
+  /** Steers the delay and concurrency of jobs with `adaptive_throttle` (politeness/auto-throttle.ts); without it, such jobs run on their fixed settings. */
+  readonly throttle?: AutoThrottle;
+  /** Jobs' session pools (CrawlSpec.sessions, login); without it, a page carries the spec's cookies only. */
+  readonly sessions?: Pick<SessionPool, 'lease'>;
+  /** Opens the spec's sealed credentials (the worker's TRAWL_SECRETS_KEY); without it they are used as they are. */
+  readonly credentials?: CredentialOpener;
+  /** Jobs' proxy pools (CrawlSpec.proxies, TRAWL_PROXY_URL: proxy-pool.ts); without it every fetch goes direct. */
+  readonly proxies?: Pick<ProxyPools, 'pick' | 'report'>;
+}
+
+/** The session a page's fetch holds, kept for the page's end (a block retires it). */
+interface SessionHold {
+  lease?: SessionLease;
 }
 
 /** A page fetched (and parsed when HTML): what PageFetched and ItemExtracted are built from. */
@@ -70,6 +91,8 @@ export interface ProcessedPage {
   readonly links: readonly string[];
   /** The pagination successor, for the frontier to request at the same depth. */
   readonly nextPage: string | null;
+  /** Set when the page is a duplicate of this URL (its rel=canonical) and its items were not extracted (parse-page.ts duplicateOf). */
+  readonly canonical?: string | null;
   readonly items: readonly ExtractedItem[];
   readonly parsed: boolean;
   /** What the parse limits left out of the page (null: nothing), for the log: events carry no such field. */
@@ -78,6 +101,15 @@ export interface ProcessedPage {
   readonly cache?: { readonly reuse: CacheReuse; readonly contentHash: string };
   /** The site's sitemaps, read with a start URL that is its root (PageFetched.sitemap_urls). */
   readonly sitemaps?: SitemapDiscovery;
+}
+
+/** The limiter's own default for a job that leaves host_concurrency at 0 (host-limiter.ts). */
+const DEFAULT_HOST_CONCURRENCY = 2;
+
+/** What an answer tells the throttle: 429, 5xx and blocks are load; other 4xx say nothing either way. */
+function throttleOutcome(status: number, blocked: boolean): ThrottleOutcome {
+  if (blocked || status === 429 || status >= 500) return 'error';
+  return status >= 400 ? 'neutral' : 'ok';
 }
 
 const NO_CACHE: CachePlan = { use: 'none', reason: 'no entry' };
@@ -118,19 +150,31 @@ export class PageProcessor {
    * it gives the root's links alone.
    */
   async process(request: FetchWithSpec, options: { signal?: AbortSignal } = {}): Promise<ProcessedPage> {
-    const page = await this.processPage(request, options);
+    const hold: SessionHold = {};
+    let page: ProcessedPage;
+    try {
+      page = await this.processPage(request, { ...options, hold });
+    } catch (err) {
+      // A session that met a block is retired before the page is retried (on the fresh session of its slot).
+      if (hold.lease && err instanceof BlockedError) await hold.lease.retire(err.code, request.event_id ?? null);
+      throw err;
+    }
     if (!this.deps.sitemaps || !wantsSitemaps(request) || page.cache?.reuse === 'max_age') return page;
-    const spec = specWithParams(request.spec, request.params ?? {});
-    const sitemaps = await this.deps.sitemaps.discover(request.url, spec, this.rules.get(request.job_id, spec), { jobId: request.job_id, ...(options.signal ? { signal: options.signal } : {}) });
+    const spec = specWithParams(openSpecCredentials(request.spec, this.deps.credentials), request.params ?? {});
+    // The job's proxies carry its sitemap requests as they carry its pages.
+    const proxy = this.deps.proxies?.pick(request.job_id, spec)?.proxy ?? null;
+    const sitemaps = await this.deps.sitemaps.discover(request.url, spec, this.rules.get(request.job_id, spec), { jobId: request.job_id, ...(options.signal ? { signal: options.signal } : {}), ...(proxy ? { proxy } : {}) });
     return { ...page, sitemaps };
   }
 
-  private async processPage(request: FetchWithSpec, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
+  private async processPage(request: FetchWithSpec, options: { signal?: AbortSignal; hold?: SessionHold }): Promise<ProcessedPage> {
     // Selectors may hold `{{name}}` placeholders; a job's params fill them (param-template.ts).
-    const spec = specWithParams(request.spec, request.params ?? {});
+    // Sealed credentials are opened once per spec object; only this in-memory copy holds them clear.
+    const spec = specWithParams(openSpecCredentials(request.spec, this.deps.credentials), request.params ?? {});
     // A crawl with request options (cookies, a locale, headers) may be answered another page than
     // the cache's entry was fetched as: it neither reuses nor revalidates one.
-    const plan = this.deps.cache && !hasRequestOptions(spec) ? planCacheUse({ cached: request.cached, spec, now: this.now() }) : NO_CACHE;
+    // Nor does a crawl with sessions: a logged-in page is not the anonymous one.
+    const plan = this.deps.cache && !hasRequestOptions(spec) && poolSizeOf(spec) === 0 ? planCacheUse({ cached: request.cached, spec, now: this.now() }) : NO_CACHE;
     if (plan.use !== 'none') {
       const started = performance.now();
       const body = await this.deps.cache!.body(plan.entry.content_hash, { signal: options.signal });
@@ -152,24 +196,79 @@ export class PageProcessor {
   }
 
   /** robots.txt, the host's politeness slot, the fetch; a 429/503 slows the host down. The job's request options go with robots.txt and the page alike. */
-  private async fetchPolitely(request: FetchWithSpec, spec: CrawlSpec, conditional: FetchOptions['conditional'], options: { signal?: AbortSignal }): Promise<FetchResult> {
+  private async fetchPolitely(request: FetchWithSpec, spec: CrawlSpec, conditional: FetchOptions['conditional'], options: { signal?: AbortSignal; hold?: SessionHold }): Promise<FetchResult> {
     const { url } = request;
-    const profile = requestProfileOf(spec);
-    const robots = await this.deps.robots.check(url, { request: profile });
+    const base = requestProfileOf(spec, this.deps.credentials);
+    // The page's proxy (proxy-pool.ts), one pick per page; robots.txt goes through it too: a site
+    // that answers only through a proxy answers its robots.txt only so.
+    const picked: ProxyChoice | null = this.deps.proxies?.pick(request.job_id, spec) ?? null;
+    const robotsStarted = performance.now();
+    const robots = await this.deps.robots.check(url, { request: base, ...(picked ? { proxy: picked.proxy } : {}) }).catch((err: unknown) => {
+      // A proxy that cannot reach robots.txt fails the page like one that cannot reach the page (retried, counted for benching).
+      if (picked && err instanceof ProxyConnectError) this.deps.proxies!.report(picked, 'error', performance.now() - robotsStarted);
+      throw err;
+    });
     if (!robots.allowed) throw new RobotsDisallowedError(`robots.txt disallows ${url}`);
+    // The page's session (session-pool.ts), logged in before its first page; robots.txt is read without it.
+    // A session logs in through the proxy its pages use (per_session: its own).
+    const proxyFor = (session: number, generation: number) => (picked ? (spec.proxy_rotation === 'per_session' ? this.deps.proxies!.pick(request.job_id, spec, { session, generation }) : picked)?.proxy ?? null : null);
+    const lease = this.deps.sessions ? await this.deps.sessions.lease(request, spec, base, { ...(options.signal ? { signal: options.signal } : {}), proxyFor }) : null;
+    if (lease && options.hold) options.hold.lease = lease;
+    const profile = lease?.profile ?? base;
+    // With per_session rotation a session's page goes through the session's own proxy (a retired session's successor gets another when one is ready).
+    const proxy = lease && picked && spec.proxy_rotation === 'per_session' ? this.deps.proxies!.pick(request.job_id, spec, { session: lease.session, generation: lease.generation }) : picked;
     const host = new URL(url).host;
-    const fetcher = spec.requires_browser && this.deps.browser ? this.deps.browser : this.deps.http;
-    const release = await this.deps.limiter.acquire(host, { jobId: request.job_id, policy: hostPolicyOf(spec), crawlDelayMs: robots.crawlDelayMs, signal: options.signal });
+    const browser = needsBrowser(spec) && this.deps.browser ? this.deps.browser : null;
+    const fetcher = browser ?? this.deps.http;
+    const work = browser ? browserWorkOf(spec) : null;
+    // adaptive_throttle: the throttle chooses the job's delay and concurrency on the host, within its settings and Crawl-delay.
+    const throttle = spec.adaptive_throttle ? this.deps.throttle : undefined;
+    const bounds = throttle ? throttleBoundsOf(spec, robots.crawlDelayMs, DEFAULT_HOST_CONCURRENCY) : null;
+    const policy = throttle ? throttle.policy(host, request.job_id, bounds!) : hostPolicyOf(spec);
+    const release = await this.deps.limiter.acquire(host, { jobId: request.job_id, policy, crawlDelayMs: robots.crawlDelayMs, signal: options.signal });
+    const startedAt = performance.now();
     try {
-      const result = await fetcher.fetch(url, { signal: options.signal, ...(conditional ? { conditional } : {}), ...(profile ? { request: profile } : {}) });
+      let result: FetchResult;
+      try {
+        result = await fetcher.fetch(url, { signal: options.signal, ...(conditional ? { conditional } : {}), ...(profile ? { request: profile } : {}), ...(work ? { work } : {}), ...(proxy ? { proxy: proxy.proxy } : {}) });
+      } catch (err) {
+        // The proxy's own failures count towards benching it; the site's and ours do not.
+        if (proxy && err instanceof ProxyConnectError) this.deps.proxies!.report(proxy, 'error', performance.now() - startedAt);
+        // A timeout or a dropped connection is the host's load as much as a 503 is.
+        if (throttle && (err instanceof FetchTimeoutError || err instanceof NetworkError)) {
+          throttle.observe(host, request.job_id, bounds!, 'error', startedAt, performance.now() - startedAt, performance.now(), this.deps.limiter.jobStats(host, request.job_id)?.active);
+          this.deps.limiter.updatePolicy(host, request.job_id, throttle.policy(host, request.job_id, bounds!));
+        }
+        throw err;
+      }
+      const blocked = this.blockOf(request, spec, host, result);
+      if (proxy) this.deps.proxies!.report(proxy, blocked ? 'banned' : 'ok', result.fetchMs);
       // Told before the slot is given back: releasing first would start the next waiting fetch
       // on a host that has just asked for a pause.
-      if (result.status === 429 || result.status === 503) this.deps.limiter.backoff(host, result.retryAfterMs);
-      else this.deps.limiter.succeeded(host);
+      const steered = throttle ? throttle.policy(host, request.job_id, bounds!).maxConcurrency : 0;
+      if (throttle) {
+        const inFlight = this.deps.limiter.jobStats(host, request.job_id)?.active;
+        throttle.observe(host, request.job_id, bounds!, throttleOutcome(result.status, blocked !== null), startedAt, result.fetchMs, performance.now(), inFlight);
+        this.deps.limiter.updatePolicy(host, request.job_id, throttle.policy(host, request.job_id, bounds!));
+      }
+      // A 503 without Retry-After to an adaptive job lowers its own concurrency; the host-wide pause
+      // comes when there is nothing left to lower, or when the site names its pause.
+      if (result.status === 429 || result.status === 503) {
+        if (!throttle || result.retryAfterMs !== null || steered <= 1) this.deps.limiter.backoff(host, result.retryAfterMs);
+      } else if (!blocked) this.deps.limiter.succeeded(host);
+      if (blocked) throw new BlockedError(`blocked: ${blocked.reason} for ${result.finalUrl}`, blocked, result.status);
+      // What the responses set is saved before the page's events exist (session-pool.ts).
+      await lease?.settle(request.event_id ?? null);
       return result;
     } finally {
       release();
     }
+  }
+
+  /** The block verdict on an answer (null: the page itself); a blocked answer is never stored nor parsed. */
+  private blockOf(request: FetchWithSpec, spec: CrawlSpec, host: string, result: FetchResult) {
+    if (!this.deps.blocks) return null;
+    return this.deps.blocks.classify({ jobId: request.job_id, host, status: result.status, body: result.body, isHtml: result.isHtml, bytes: result.bytes, blockPatterns: spec.block_patterns ?? [] });
   }
 
   private async finish(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
@@ -182,7 +281,7 @@ export class PageProcessor {
   private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
     const job: ParseJob = { html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS };
     const page = await this.parse(job, options);
-    return { result, links: page.links, nextPage: page.nextPage, items: page.items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}) };
+    return { result, links: page.links, nextPage: page.nextPage, canonical: page.canonical ?? null, items: page.items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}) };
   }
 }
 

@@ -58,6 +58,12 @@ describe('worker events', () => {
     expect(a).toMatchObject({ url, final_url: `${url}?moved=1`, depth: 1, links: ['http://jobs.example/a'], next_page: 'http://jobs.example/list?page=2', item_count: 1, links_dropped: 0, attempt: 2, causation_id: request.event_id, parsed: true });
   });
 
+  it("carries a duplicate's canonical URL (null for a page that is its own)", () => {
+    expect(pageEvents(request, page, 1).fetched.canonical_url).toBeNull();
+    const duplicate: ProcessedPage = { ...page, items: [], canonical: 'http://jobs.example/list?sort=new' };
+    expect(pageEvents(request, duplicate, 1).fetched).toMatchObject({ canonical_url: 'http://jobs.example/list?sort=new', item_count: 0 });
+  });
+
   it('builds one ItemExtracted per item, id from the item key, caused by the page', () => {
     const { items, fetched } = pageEvents(request, page, 1);
     expect(items[0]).toMatchObject({ item_key: 'k1', fields: { title: 'T' }, truncated_fields: [], causation_id: fetched.event_id });

@@ -3,6 +3,7 @@ import type { FetchWithSpec } from '../spec/spec-reference.ts';
 import { CrawlError, errorCode } from '../errors.ts';
 import { jobEventId } from '../frontier/event-ids.ts';
 import { boundItem, boundLinks } from './event-bounds.ts';
+import { needsBrowser } from '../fetch/browser-work.ts';
 import type { ProcessedPage } from './page-processor.ts';
 
 /**
@@ -76,6 +77,8 @@ function pageFetchedEvent(request: FetchWithSpec, page: ProcessedPage, attempt: 
     sitemap_urls: [...(page.sitemaps?.urls ?? [])],
     sitemap_urls_dropped: page.sitemaps?.dropped ?? 0,
     content_refused: content?.refused ?? null,
+    canonical_url: page.canonical ?? null,
+    notes: [],
   };
 }
 
@@ -96,7 +99,7 @@ function itemExtractedEvents(request: FetchWithSpec, page: ProcessedPage, now: D
 /** PageFailed for an error that will not be retried (any more). */
 export function pageFailedEvent(request: FetchWithSpec, err: unknown, attempts: number, now: Date = new Date()): PageFailed {
   const status = err instanceof CrawlError && 'status' in err && typeof err.status === 'number' ? err.status : null;
-  const renderMode: RenderMode = request.spec.requires_browser ? 'browser' : 'http';
+  const renderMode: RenderMode = needsBrowser(request.spec) ? 'browser' : 'http';
   return {
     event_id: jobEventId({ jobId: request.job_id, kind: 'PageFailed', key: request.fetch_id }),
     occurred_at: now,

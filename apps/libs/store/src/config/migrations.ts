@@ -152,4 +152,32 @@ export const CONFIG_MIGRATIONS: readonly Migration[] = [
         ADD COLUMN cookies jsonb NOT NULL DEFAULT '{}';
     `,
   },
+  {
+    id: 8,
+    description: "a website's reach options (proxies, sessions, login, actions, block patterns, throttling, link scope) and the load_more pagination",
+    sql: `
+      -- One JSON document: the options are read together into the spec and evolve with it; credentials in it are sealed.
+      ALTER TABLE websites
+        ADD COLUMN reach jsonb NOT NULL DEFAULT '{}',
+        ADD COLUMN load_more_selector text,
+        DROP CONSTRAINT IF EXISTS websites_pagination_type_check,
+        ADD CONSTRAINT websites_pagination_type_check CHECK (pagination_type IN ('none', 'next_link', 'page_param', 'infinite_scroll', 'load_more'));
+    `,
+  },
+  {
+    id: 9,
+    description: "users' secrets (POST /secrets), sealed under TRAWL_SECRETS_KEY (secrets/user-secrets.ts)",
+    sql: `
+      -- value is sealed (tsec1.…) with the owner and the name as context: never clear, and a row
+      -- copied to another user or name does not open.
+      CREATE TABLE user_secrets (
+        user_id text NOT NULL,
+        name text NOT NULL,
+        value text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, name)
+      );
+    `,
+  },
 ];

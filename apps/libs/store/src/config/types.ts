@@ -1,4 +1,5 @@
 import type { ItemField, PaginationType } from '@trawl/schemas';
+import type { StoredOptions } from './reach.ts';
 
 /** A website: how to crawl and scrape one site. Rows of `websites`. */
 export interface Website {
@@ -26,7 +27,14 @@ export interface Website {
   readonly locale?: string | null;
   /** Set-Cookie strings by domain. Credentials, in clear for now (see the README's "Reaching sites"). */
   readonly cookies?: Readonly<Record<string, readonly string[]>>;
+  /** CSS selector of the "load more" button (pagination load_more). */
+  readonly load_more_selector?: string | null;
+  /** Reach options of the website's crawls (proxies, sessions, login, actions, block patterns, throttling, link scope); a crawl's own win option by option. Stored in the `reach` column. */
+  readonly reach?: WebsiteReach;
 }
+
+/** A website's reach options as stored: credentials sealed, or `{secret}` references resolved at each job's creation. */
+export type WebsiteReach = Pick<StoredOptions, 'proxies' | 'proxy_rotation' | 'sessions' | 'login' | 'actions' | 'block_patterns' | 'adaptive_throttle' | 'scope' | 'follow_nofollow'>;
 
 /** A scrape target: a website, a search URL (or template) and what to search for. */
 export interface Target {
@@ -65,6 +73,18 @@ export interface CrawlRequest {
   readonly user_agent?: string;
   readonly locale?: string;
   readonly cookies?: Readonly<Record<string, readonly string[]>>;
+  /** Reach options (config/reach.ts), over the website's option by option; absent: the website's. Literal credentials sealed, secrets by name. */
+  readonly proxies?: StoredOptions['proxies'];
+  readonly proxy_rotation?: StoredOptions['proxy_rotation'];
+  readonly sessions?: number;
+  readonly login?: StoredOptions['login'];
+  readonly actions?: StoredOptions['actions'];
+  readonly block_patterns?: readonly string[];
+  readonly adaptive_throttle?: boolean;
+  readonly include_patterns?: readonly string[];
+  readonly exclude_patterns?: readonly string[];
+  readonly scope?: StoredOptions['scope'];
+  readonly follow_nofollow?: boolean;
 }
 
 export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'done';

@@ -5,6 +5,12 @@
  * (headers, user agent, locale, cookies) are in it: the same URLs fetched with other cookies are
  * another crawl.
  *
+ * The request options count by a keyed fingerprint (`fingerprint`: SecretBox.fingerprint through
+ * credentialFingerprint, HMAC under a key from TRAWL_SECRETS_KEY) of their clear values: the same
+ * cookies give the same key although each job's spec seals them anew, and the key — stored in
+ * crawl_dedupe and carried by CrawlRequested — is no bare hash a guessed password can be checked
+ * against. The input must hold clear values (sealCredentials' `clear`), never `{secret}` references.
+ *
  * URLs are compared after WHATWG parsing (lower-case scheme and host, default port dropped,
  * dot-segments resolved) and without their fragment, which never reaches the server.
  */
@@ -33,7 +39,7 @@ export function canonicalStartUrls(urls: readonly string[]): string[] {
   return [...new Set(urls.map(canonicalUrl))].sort();
 }
 
-export function dedupeKey(input: DedupeInput): string {
+export function dedupeKey(input: DedupeInput, fingerprint: (text: string) => string): string {
   const params = Object.keys(input.params)
     .sort()
     .map((k) => [k, input.params[k]]);
@@ -45,7 +51,7 @@ export function dedupeKey(input: DedupeInput): string {
   if (input.sitemap !== undefined && input.sitemap !== 'include') parts.push({ sitemap: input.sitemap });
   // Request options make another crawl (a site answers them differently); by fingerprint, so the key holds no cookie.
   const options = requestOptionsKey(input);
-  if (options !== '') parts.push({ request: options });
+  if (options !== '') parts.push({ request: fingerprint(options) });
   const canonical = JSON.stringify(parts);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

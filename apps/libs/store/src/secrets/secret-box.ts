@@ -13,7 +13,7 @@
  *
  * Pure: no I/O; the keys come from secrets-config.ts.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { TrawlError } from '@trawl/schemas';
 
 const PREFIX = 'tsec1';
@@ -132,6 +132,17 @@ export class SecretBox {
   /** Whether a stored value is sealed under the current key (nothing to re-seal). */
   isCurrent(value: string): boolean {
     return sealedKeyId(value) === this.currentKeyId;
+  }
+
+  /**
+   * A keyed fingerprint of `text` (hex HMAC-SHA256 under a key derived from the current one for
+   * `purpose`): what tells two equal credentials apart from two different ones (a dedupe key, a
+   * cache key) without being a bare hash that a guess of a short password can be checked against.
+   * It changes when the key rotates: what compares fingerprints then sees new ones once.
+   */
+  fingerprint(purpose: string, text: string): string {
+    const key = Buffer.from(hkdfSync('sha256', this.keys.get(this.currentKeyId)!, Buffer.alloc(0), `trawl fingerprint\0${purpose}`, 32));
+    return createHmac('sha256', key).update(text, 'utf8').digest('hex');
   }
 
   /** Whether a key of this box opens a value sealed under `keyId`. */

@@ -4,7 +4,7 @@
  * accepts is what a worker sends. A refusal is a 400 with the problem's code; its message names
  * the field, never a value (cookies are credentials).
  */
-import { checkRequestOptions, type RequestOptions, type RequestOptionsCode } from '@trawl/crawl';
+import { checkReachOptions, checkRequestOptions, type ReachOptionsCode, type ReachOptionsInput, type RequestOptions, type RequestOptionsCode } from '@trawl/crawl';
 import { ApiError, type ErrorCode } from '../errors.ts';
 
 const CODES: Readonly<Record<RequestOptionsCode, ErrorCode>> = {
@@ -32,4 +32,23 @@ export function hostsOf(urls: readonly string[], names: readonly string[] = []):
     }
   });
   return [...new Set([...hosts, ...names.map((n) => n.trim().toLowerCase()).filter((n) => n !== '')])];
+}
+
+const REACH_CODES: Readonly<Record<ReachOptionsCode, ErrorCode>> = {
+  INVALID_LOGIN: 'INVALID_LOGIN',
+  LOGIN_NEEDS_SESSIONS: 'LOGIN_NEEDS_SESSIONS',
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  INVALID_PROXY: 'INVALID_PROXY',
+  PROXY_NOT_ALLOWED: 'PROXY_NOT_ALLOWED',
+  ACTIONS_TOO_MANY: 'ACTIONS_TOO_MANY',
+  INVALID_ACTION: 'INVALID_ACTION',
+  UNSUPPORTED_SELECTOR: 'UNSUPPORTED_SELECTOR',
+  UNSUPPORTED_PATTERN: 'UNSUPPORTED_PATTERN',
+};
+
+/** Throws the ApiError of the first problem of the reach options (proxies, sessions, login, actions, block patterns, link rules). */
+export function checkReach(options: ReachOptionsInput, prefix = ''): void {
+  const problem = checkReachOptions(options, { prefix });
+  if (!problem) return;
+  throw new ApiError(REACH_CODES[problem.code], problem.message, { field: problem.field });
 }

@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventProducer } from '@trawl/streams';
 import { eventId } from '@trawl/streams';
+import type { CrawlSpec } from '@trawl/schemas';
 import {
   admitJob,
   crawlSpec,
@@ -33,6 +34,8 @@ import {
   inTransaction,
   jobIdForSlot,
   recordJobs,
+  resolvedSpec,
+  type DedupeInput,
   type CrawlRequest,
   type OverlapPolicy,
   type Pool,
@@ -40,14 +43,16 @@ import {
   type Website,
 } from '@trawl/store';
 import { specParamNames, templateNames } from '@trawl/crawl';
+import { credentialFingerprint, sealCredentials, sealForStorage, userSecretLookup, type SecretBox } from '@trawl/store/secrets';
 import { ApiError } from '../errors.ts';
 import { checkRetention } from '../content/retention.ts';
 import { checkPatterns } from './check-patterns.ts';
 import { checkSelectors } from './check-selectors.ts';
-import { checkOptions, hostsOf } from './check-request-options.ts';
+import { checkOptions, checkReach, hostsOf } from './check-request-options.ts';
+import { reachLayer, type ReachInput } from './reach-input.ts';
 import { parseInterval, parseTimeZone } from './interval.ts';
 
-export interface CrawlBody {
+export interface CrawlBody extends ReachInput {
   readonly spider?: string;
   readonly start_urls: readonly string[];
   readonly depth: number;
@@ -75,7 +80,7 @@ export interface CrawlBody {
 }
 
 /** The fields of a crawl body a schedule's request keeps. */
-export type RequestFields = Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'store_in_cache' | 'sitemap' | 'headers' | 'user_agent' | 'locale' | 'cookies'>;
+export type RequestFields = Pick<CrawlBody, 'spider' | 'start_urls' | 'depth' | 'max_pages' | 'params' | 'formats' | 'content_retention' | 'max_age' | 'ignore_cache' | 'store_in_cache' | 'sitemap' | 'headers' | 'user_agent' | 'locale' | 'cookies' | keyof ReachInput>;
 
 export type CrawlOutcome =
   | { readonly scheduled: false; readonly job_id: string; readonly cached: boolean; readonly cached_at?: Date; readonly max_pages?: number }
@@ -92,6 +97,8 @@ export interface CrawlServiceOptions {
   readonly quotas: QuotaLimits;
   /** The longest `content_retention` a crawl may ask for (seconds). */
   readonly maxContentRetentionSeconds: number;
+  /** Seals the credentials of requests and specs (TRAWL_SECRETS_KEY); read when first needed. */
+  readonly secrets: () => SecretBox;
   readonly now?: () => Date;
 }
 
@@ -116,6 +123,20 @@ export class CrawlService {
     return this.crawlNow(userId, request, website, body.ignore_cache ?? false);
   }
 
+  /**
+   * An immediate crawl never answered from the dedupe TTL (`POST /scrape`, `POST /map`): a caller
+   * that asks for a page now wants it fetched now, not an hour-old job. Its dedupe row is its own
+   * (keyed by its job id, which the caller may choose: it waits for the job's events before they
+   * exist), so it answers no later crawl either. `ignore_cache` keeps its meaning for
+   * the HTTP cache (`max_age` reuse, revalidation). Quotas apply as to any crawl.
+   */
+  async submitFresh(userId: string, body: CrawlBody, jobId: string = randomUUID()): Promise<{ readonly job_id: string; readonly max_pages?: number }> {
+    const { request, website } = await this.checkedRequest(userId, body);
+    const outcome = await this.crawlNow(userId, request, website, body.ignore_cache ?? false, null, jobId);
+    if (outcome.scheduled) throw new Error('a fresh crawl is never scheduled');
+    return outcome;
+  }
+
   /** The request a crawl body asks for, its spider usable by the caller and its params complete (also what a schedule's PATCH stores). */
   async checkedRequest(
     userId: string,
@@ -124,7 +145,12 @@ export class CrawlService {
     checkRetention(body.content_retention, this.options.maxContentRetentionSeconds);
     const website = await this.spider(userId, body.spider);
     // The crawl's own options; the website's were checked when it was saved. Cookies may be for any host the crawl fetches from.
-    checkOptions(body, hostsOf([...body.start_urls, ...(website ? [website.base_url] : [])], website?.allowed_hosts ?? []));
+    // Checked clear: a header or cookie named by secret is its value (UNKNOWN_SECRET first when there is none).
+    const clear = await this.clearOptions(userId, { headers: body.headers, cookies: body.cookies });
+    checkOptions({ headers: clear.headers, user_agent: body.user_agent, locale: body.locale, cookies: clear.cookies }, hostsOf([...body.start_urls, ...(website ? [website.base_url] : [])], website?.allowed_hosts ?? []));
+    const reach = reachLayer(body);
+    checkPatterns({ include_patterns: reach.include_patterns ?? [], exclude_patterns: reach.exclude_patterns ?? [] });
+    checkReach(reach);
     const request: CrawlRequest = {
       spider: body.spider ?? null,
       start_urls: [...new Set(body.start_urls)],
@@ -144,9 +170,35 @@ export class CrawlService {
       ...(body.user_agent ? { user_agent: body.user_agent } : {}),
       ...(body.locale ? { locale: body.locale } : {}),
       ...(body.cookies && Object.keys(body.cookies).length > 0 ? { cookies: body.cookies } : {}),
+      // Reach options (proxies, sessions, login, actions, link rules…), stored only when given.
+      ...reach,
     };
     checkParams(request, website);
-    return { request, website };
+    // What is kept (a schedule's request, api_jobs) holds literal credentials sealed and secrets by name.
+    return { request: await this.sealed(userId, request), website };
+  }
+
+  /** Headers and cookies as they will be sent: literals as given, secrets' values (UNKNOWN_SECRET); in memory only, for the checks. */
+  private async clearOptions<T extends object>(userId: string, options: T): Promise<T> {
+    const box = this.options.secrets();
+    return (await sealForStorage(options, { box, lookup: userSecretLookup(this.options.pool, box, userId) })).clear;
+  }
+
+  /** `request` with its literal credentials sealed, its secrets' names checked (UNKNOWN_SECRET). */
+  private async sealed(userId: string, request: CrawlRequest): Promise<CrawlRequest> {
+    const box = this.options.secrets();
+    return (await sealForStorage(request, { box, lookup: userSecretLookup(this.options.pool, box, userId) })).sealed;
+  }
+
+  /**
+   * The dedupe key of a kept request: computed over its credentials' clear values (opened in
+   * memory; the key is a keyed fingerprint of them), since sealing is randomised.
+   */
+  private async keyOf(userId: string, request: CrawlRequest): Promise<string> {
+    const box = this.options.secrets();
+    const { clear } = await sealCredentials(request, { box, lookup: userSecretLookup(this.options.pool, box, userId), from: 'stored' });
+    // The clear copy has every credential a string, as DedupeInput wants.
+    return dedupeKey(clear as DedupeInput, credentialFingerprint(box));
   }
 
   /**
@@ -197,9 +249,10 @@ export class CrawlService {
     return { scheduled: true, schedule_id: schedule.id, next_run: schedule.next_due!, job_id: jobIdForSlot(schedule.id, schedule.next_due!) };
   }
 
-  private async crawlNow(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, retryOf: string | null = null): Promise<CrawlOutcome> {
-    const key = retryOf === null ? dedupeKey(request) : `retry:${retryOf}:${dedupeKey(request)}`;
-    const proposed = randomUUID();
+  private async crawlNow(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, retryOf: string | null = null, freshJobId: string | null = null): Promise<CrawlOutcome> {
+    const proposed = freshJobId ?? randomUUID();
+    const base = freshJobId !== null ? `fresh:${proposed}` : await this.keyOf(userId, request);
+    const key = retryOf === null ? base : `retry:${retryOf}:${base}`;
     for (let attempt = 0; ; attempt++) {
       const outcome = await inTransaction(this.options.pool, async (tx) => {
         const claimed = await tx.query<{ job_id: string; created_at: Date }>(
@@ -229,7 +282,7 @@ export class CrawlService {
           key,
           JSON.stringify({ ...request, retry_of: retryOf }),
         ]);
-        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf);
+        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf, await this.specOf(userId, request, website, ignoreCache, maxPages));
         await recordJobs(tx, [{ job_id: proposed, user_id: userId, max_pages: maxPages }]);
         return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
       });
@@ -239,7 +292,14 @@ export class CrawlService {
     }
   }
 
-  private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean, maxPages: number, retryOf: string | null): Promise<void> {
+  /** The job's spec: the website's options and the request's, every credential sealed. */
+  private async specOf(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, maxPages: number): Promise<CrawlSpec> {
+    const box = this.options.secrets();
+    const limits = { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include' };
+    return resolvedSpec(website, limits, [{ options: request, from: 'stored' }], { box, lookup: userSecretLookup(this.options.pool, box, userId) });
+  }
+
+  private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean, maxPages: number, retryOf: string | null, spec: CrawlSpec): Promise<void> {
     const requestedId = eventId('CrawlRequested', jobId);
     try {
       // Both go out in the producer's same batch; same key, so JobDispatched follows CrawlRequested.
@@ -254,7 +314,7 @@ export class CrawlService {
           'JobDispatched',
           { job_id: jobId, user_id: userId, target_id: null, schedule_id: null, search_url: request.start_urls[0]!,
             start_urls: request.start_urls, keywords: [], location: null,
-            spec: crawlSpec(website, { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include', request: [request] }),
+            spec,
             attempt: 1, params: request.params },
           { eventId: eventId('JobDispatched', jobId), causationId: requestedId, key: jobId },
         ),

@@ -49,6 +49,16 @@ export async function listPages(db: Db, q: PageQuery): Promise<PageRow[]> {
   return rows;
 }
 
+/**
+ * How many of a job's pages ended blocked (PageFailed with TRAWL_BLOCKED: a block page on every
+ * attempt). Counted from the pages at read time, for the one job's view: the jobs read model has
+ * no column for it, and a job list does not pay for it.
+ */
+export async function blockedPageCount(db: Db, jobId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM job_pages WHERE job_id = $1 AND NOT ok AND error_code = 'TRAWL_BLOCKED'`, [jobId]);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** The URLs of a job's failed pages (at most `limit`), in fetch order: what a retry fetches again. */
 export async function failedUrls(db: Db, jobId: string, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ url: string }>(

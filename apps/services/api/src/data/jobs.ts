@@ -204,3 +204,27 @@ export async function jobProgress(db: Db, jobId: string): Promise<JobProgress | 
   );
   return rows[0];
 }
+
+/**
+ * Pages of the job fetched as duplicates by rel=canonical (PageFetched.canonical_url): their items
+ * are their canonical page's. Counted from the job's log, whose PageFetched lines carry the
+ * canonical URL (one line per fetch), so the read model needed no new column.
+ */
+export async function duplicatePageCount(db: Db, jobId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_log WHERE job_id = $1 AND event = 'PageFetched' AND data ? 'canonical_url'`, [jobId]);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Sessions of the job's pool retired after a block and replaced: the worker says each in the job's
+ * log, as a note on a PageFetched (`session retired and replaced: …`, the worker's
+ * session-events.ts). Counted from those notes, so the read model needed no new column.
+ */
+export async function replacedSessionCount(db: Db, jobId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM job_log, jsonb_array_elements_text(CASE WHEN jsonb_typeof(data->'notes') = 'array' THEN data->'notes' ELSE '[]'::jsonb END) AS note
+      WHERE job_id = $1 AND event = 'PageFetched' AND note LIKE 'session retired and replaced:%'`,
+    [jobId],
+  );
+  return rows[0]?.n ?? 0;
+}

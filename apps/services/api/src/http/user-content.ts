@@ -25,7 +25,7 @@ export const USER_CONTENT_CSP = [
   "form-action 'none'",
 ].join('; ');
 
-const EXTENSIONS: Readonly<Record<string, string>> = { html: 'html', text: 'txt', markdown: 'md' };
+const EXTENSIONS: Readonly<Record<string, string>> = { html: 'html', text: 'txt', markdown: 'md', screenshot: 'png', pdf: 'pdf' };
 
 /** `<fetch id>.<extension>`, in characters every browser and shell takes as they are. */
 export function contentFilename(fetchId: string, format: string): string {

@@ -17,6 +17,7 @@ export default fp(
         dedupeTtlSeconds: fastify.config.dedupeTtlSeconds,
         quotas: fastify.config.quotas,
         maxContentRetentionSeconds: fastify.config.contentRetention.maxSeconds,
+        secrets: () => fastify.secrets,
       }),
     );
   },

@@ -7,6 +7,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { QuotaExceededError } from '@trawl/store';
+import { UnknownSecretError } from '@trawl/store/secrets';
 import { ApiError } from '../errors.ts';
 import { validationToApiError } from '../http/validation-error.ts';
 
@@ -40,6 +41,8 @@ export function quotaError(err: QuotaExceededError): ApiError {
 export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof QuotaExceededError) return quotaError(err);
+  // A credential naming a secret the caller does not have (another user's is unknown too).
+  if (err instanceof UnknownSecretError) return new ApiError('UNKNOWN_SECRET', err.message, { field: err.field, cause: err });
   const fe = err as FastifyError;
   if (fe.validation) return validationToApiError(fe.validation, fe.validationContext);
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;

@@ -7,9 +7,12 @@ import fp from 'fastify-plugin';
 import { jobOwner } from '../data/jobs.ts';
 import { FEED_TOPICS, type LiveSubscribe } from '../feed/feed-event.ts';
 import { LiveFeed } from '../feed/live-feed.ts';
+import { PageWaiters } from '../scrape/page-waiters.ts';
 
 export interface LiveFeedState {
   readonly hub: LiveFeed;
+  /** `POST /scrape` and `POST /map` waiting for their job's page (scrape/page-waiters.ts). */
+  readonly waiters: PageWaiters;
   /** True once the subscription has its partitions. */
   readonly connected: boolean;
   /** Resolves when connected (never, without a subscription). */
@@ -49,6 +52,7 @@ export default fp<LiveFeedPluginOptions>(
     let resolveReady!: () => void;
     const state = {
       hub,
+      waiters: new PageWaiters(),
       connected: false,
       ready: new Promise<void>((r) => (resolveReady = r)),
     };
@@ -63,6 +67,7 @@ export default fp<LiveFeedPluginOptions>(
         subscription = await subscribe({
           topics: FEED_TOPICS,
           onEvent: async (event) => {
+            state.waiters.handle(event);
             await hub.handle(event);
             await yieldNowAndThen();
           },

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { ContentNotFoundError, FORMAT_MEDIA_TYPES, type ContentFormat } from '@trawl/content';
+import { ContentNotFoundError, FORMAT_MEDIA_TYPES, isTextFormat, type ContentFormat, type TextFormat } from '@trawl/content';
 import type { FastifyPluginAsync } from 'fastify';
 import { findJob } from '../data/jobs.ts';
 import { deleteJobContent } from '../content/delete-job-content.ts';
@@ -15,7 +15,7 @@ interface PageListQuery {
   limit: number;
   cursor?: string;
   format: 'json' | 'ndjson';
-  include?: ContentFormat;
+  include?: TextFormat;
 }
 
 /** Pages read per query while a job streams as NDJSON. */
@@ -26,15 +26,16 @@ function publicPage({ sort_at: _sortAt, ...page }: PageRow): Omit<PageRow, 'sort
 }
 
 const jobPagesRoutes: FastifyPluginAsync = async (fastify) => {
-  /** A stored object's text; ContentNotFoundError when it is gone, DEPENDENCY_UNAVAILABLE when the store does not answer. */
-  const objectText = async (hash: string): Promise<string> => {
+  /** A stored object's bytes; ContentNotFoundError when it is gone, DEPENDENCY_UNAVAILABLE when the store does not answer. */
+  const objectBytes = async (hash: string): Promise<Buffer> => {
     try {
-      return (await fastify.content.get(hash)).body.toString('utf8');
+      return (await fastify.content.get(hash)).body;
     } catch (err) {
       if (err instanceof ContentNotFoundError) throw err;
       throw new ApiError('DEPENDENCY_UNAVAILABLE', 'the content store does not answer; retry later', { cause: err });
     }
   };
+  const objectText = async (hash: string): Promise<string> => (await objectBytes(hash)).toString('utf8');
 
   async function* ndjson(jobId: string, q: PageListQuery): AsyncGenerator<string> {
     let after = decodeCursor(q.cursor);
@@ -94,13 +95,13 @@ const jobPagesRoutes: FastifyPluginAsync = async (fastify) => {
         tags: ['jobs'],
         summary: "A page's stored content in one format",
         description:
-          'The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), as the job asked with `formats`. ' +
+          'The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), a PNG `screenshot` or a `pdf` of the rendered page, as the job asked with `formats`. ' +
           "Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), " +
           '`X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.',
         params: { type: 'object', required: ['id', 'fetch_id'], properties: { ...jobIdParams.properties, fetch_id: { type: 'string', maxLength: 100 } } },
         querystring: pageContentQuery,
         response: {
-          200: { description: 'the content, as text/html, text/plain or text/markdown, sandboxed (see above)', type: 'string' },
+          200: { description: 'the content, as text/html, text/plain, text/markdown, image/png or application/pdf, sandboxed (see above)', type: 'string' },
           ...errorResponses('JOB_NOT_FOUND', 'PAGE_NOT_FOUND', 'CONTENT_NOT_FOUND'),
         },
       },
@@ -113,8 +114,9 @@ const jobPagesRoutes: FastifyPluginAsync = async (fastify) => {
       if (hash === undefined) throw new ApiError('PAGE_NOT_FOUND', `job ${id} has no page ${fetchId}`);
       if (hash === null) throw new ApiError('CONTENT_NOT_FOUND', `page ${fetchId} has no stored ${format}`);
       try {
-        const text = await objectText(hash);
-        return userContentHeaders(reply, { filename: contentFilename(fetchId, format), inline }).type(FORMAT_MEDIA_TYPES[format]).header('etag', `"${hash}"`).send(text);
+        // Text formats are sent as text (the charset is in their type); a screenshot or PDF as the bytes stored.
+        const body = isTextFormat(format) ? await objectText(hash) : await objectBytes(hash);
+        return userContentHeaders(reply, { filename: contentFilename(fetchId, format), inline }).type(FORMAT_MEDIA_TYPES[format]).header('etag', `"${hash}"`).send(body);
       } catch (err) {
         if (err instanceof ContentNotFoundError) throw new ApiError('CONTENT_NOT_FOUND', `the ${format} of page ${fetchId} is no longer stored`);
         throw err;

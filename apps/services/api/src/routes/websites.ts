@@ -10,31 +10,44 @@ import { ApiError, notFound } from '../errors.ts';
 import { checkPatterns } from '../crawl/check-patterns.ts';
 import { checkSelectors } from '../crawl/check-selectors.ts';
 import { maskedOptions } from '../http/masked-options.ts';
-import { checkOptions, hostsOf } from '../crawl/check-request-options.ts';
+import { checkOptions, checkReach, hostsOf } from '../crawl/check-request-options.ts';
+import { reachLayer, type ReachInput } from '../crawl/reach-input.ts';
+import { redactCredentials, sealForStorage, userSecretLookup } from '@trawl/store/secrets';
 import { errorResponses, userIdParams } from '../schemas/common.ts';
 import { websiteBody } from '../schemas/configuration.ts';
 
-type WebsiteBody = Omit<Website, 'id' | 'owner_id'> & { id?: string };
+type WebsiteBody = Omit<Website, 'id' | 'owner_id' | 'reach'> & Omit<ReachInput, 'include_patterns' | 'exclude_patterns'> & { id?: string };
 
 /** What a website's request options may be refused with (check-request-options.ts). */
-const OPTION_ERRORS = ['HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED'] as const;
+const OPTION_ERRORS = ['HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED', 'INVALID_PROXY', 'PROXY_NOT_ALLOWED', 'ACTIONS_TOO_MANY', 'INVALID_ACTION', 'UNSUPPORTED_SELECTOR'] as const;
 
+/** A website as answers show it: header and cookie values masked, its reach options flat with credentials redacted. */
 function toView(w: Website) {
-  return { ...maskedOptions(w), shared: w.owner_id === null };
+  const { reach, ...rest } = maskedOptions(w);
+  return { ...rest, ...redactCredentials(reach ?? {}), shared: w.owner_id === null };
 }
 
 const websitesRoutes: FastifyPluginAsync = async (fastify) => {
   async function save(userId: string, id: string, body: WebsiteBody, mustBeNew: boolean): Promise<{ website: Website; created: boolean }> {
-    checkPatterns(body);
-    checkSelectors(body);
-    checkOptions(body, hostsOf([body.base_url], body.allowed_hosts));
+    const { proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow, ...plain } = body;
+    const reach = reachLayer({ proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow });
+    checkPatterns(plain);
+    checkSelectors(plain);
+    // Literal credentials are kept sealed, secrets by name (resolved at each job's creation); the
+    // options are checked clear, a header or cookie named by secret as its value (UNKNOWN_SECRET first).
+    const box = fastify.secrets;
+    const { sealed, clear } = await sealForStorage({ headers: plain.headers, cookies: plain.cookies, ...reach }, { box, lookup: userSecretLookup(fastify.db, box, userId) });
+    checkOptions({ ...plain, headers: clear.headers, cookies: clear.cookies }, hostsOf([plain.base_url], plain.allowed_hosts));
+    checkReach({ ...reach, include_patterns: plain.include_patterns, exclude_patterns: plain.exclude_patterns });
+    const { headers, cookies, ...kept } = sealed;
+    const fields = { ...plain, headers, cookies, reach: kept };
     return inTransaction(fastify.db, async (tx) => {
       await lockId(tx, 'website', id);
       const owner = await ownerOf(tx, 'websites', id);
       if (owner === null) throw new ApiError('READ_ONLY_RESOURCE', `website ${id} is shared and read-only`);
       if (owner !== undefined && (owner !== userId || mustBeNew)) throw new ApiError('ID_TAKEN', `website id ${id} is taken`, { field: 'id' });
-      const { id: _ignored, ...fields } = body;
-      const website = await upsertWebsite(tx, { ...fields, id, owner_id: userId });
+      const { id: _ignored, ...rest } = fields;
+      const website = await upsertWebsite(tx, { ...rest, id, owner_id: userId });
       return { website, created: owner === undefined };
     });
   }

@@ -1,6 +1,6 @@
 import { USER_ID_PATTERN, nullableDate, nullableInteger, nullableString } from './common.ts';
 import { crawlBodySchema, dedupeProperty, overlapProperty, timeZoneProperty } from './crawl.ts';
-import { requestOptionProperties, websiteRequestOptionProperties } from './request-options.ts';
+import { reachOptionProperties, requestOptionProperties, websiteReachOptionProperties, websiteRequestOptionProperties } from './request-options.ts';
 
 export const SCHEDULE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$';
 
@@ -29,6 +29,7 @@ export const scheduleViewSchema = {
         store_in_cache: { type: 'boolean', description: 'runs keep page bodies for the HTTP cache; absent: true for a recurring schedule' },
         sitemap: { type: 'string', enum: ['include', 'only', 'skip'], description: "what runs do with the sitemaps of start URLs that are a site's root (`POST /crawl`); absent: `include`" },
         ...requestOptionProperties,
+        ...reachOptionProperties,
       },
     },
     cron: nullableString,
@@ -99,6 +100,7 @@ export const schedulePatchBody = {
         store_in_cache: crawlBodySchema.properties.store_in_cache,
         sitemap: crawlBodySchema.properties.sitemap,
         ...requestOptionProperties,
+        ...reachOptionProperties,
       },
     },
   },
@@ -133,8 +135,9 @@ export const websiteBody = {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     base_url: { type: 'string', format: 'http-url' },
     requires_browser: { type: 'boolean', default: false },
-    pagination_type: { type: 'string', enum: ['none', 'next_link', 'page_param'], default: 'none' },
+    pagination_type: { type: 'string', enum: ['none', 'next_link', 'page_param', 'infinite_scroll', 'load_more'], default: 'none', description: '`infinite_scroll` and `load_more` run in the browser' },
     next_link_selector: { type: ['string', 'null'], maxLength: 500, default: null },
+    load_more_selector: { type: ['string', 'null'], maxLength: 500, default: null, description: 'load_more: the button that loads more of the list' },
     page_param: { type: ['string', 'null'], maxLength: 100, default: null },
     item_root: { type: ['string', 'null'], maxLength: 500, default: null },
     item_fields: { type: 'array', maxItems: 50, items: itemField, default: [] },
@@ -147,13 +150,15 @@ export const websiteBody = {
     host_concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 8 },
     host_delay_ms: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 },
     ...websiteRequestOptionProperties,
+    ...websiteReachOptionProperties,
   },
 } as const;
 
 export const websiteViewSchema = {
   $id: 'Website',
   type: 'object',
-  required: [...Object.keys(websiteBody.properties), 'shared'],
+  // Reach options appear when set (credentials in them as `***` or `{secret}`).
+  required: [...Object.keys(websiteBody.properties).filter((k) => !(k in websiteReachOptionProperties)), 'shared'],
   properties: {
     ...websiteBody.properties,
     id: { type: 'string' },

@@ -1,5 +1,5 @@
 import { USER_ID_PATTERN, errorResponses } from './common.ts';
-import { requestOptionProperties } from './request-options.ts';
+import { reachOptionProperties, requestOptionProperties } from './request-options.ts';
 
 export const timeZoneProperty = {
   type: 'string',
@@ -46,10 +46,10 @@ export const crawlBodySchema = {
     dedupe: dedupeProperty,
     formats: {
       type: 'array',
-      items: { type: 'string', enum: ['html', 'text', 'markdown'] },
+      items: { type: 'string', enum: ['html', 'text', 'markdown', 'screenshot', 'pdf'] },
       uniqueItems: true,
-      maxItems: 3,
-      description: 'content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`; read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`).',
+      maxItems: 5,
+      description: 'content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`).',
     },
     content_retention: {
       type: 'integer',
@@ -80,6 +80,7 @@ export const crawlBodySchema = {
       additionalProperties: { type: 'string', maxLength: 2000 },
     },
     ...requestOptionProperties,
+    ...reachOptionProperties,
   },
 } as const;
 
@@ -118,7 +119,7 @@ export const crawlScheduledSchema = {
 export const crawlResponses = {
   200: { description: crawlAcceptedSchema.description, $ref: 'CrawlAccepted#' },
   202: { description: crawlScheduledSchema.description, $ref: 'CrawlScheduled#' },
-  ...errorResponses('MISSING_PARAM', 'RETENTION_TOO_LONG', 'HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED', 'INVALID_JSON', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'QUOTA_EXCEEDED', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+  ...errorResponses('MISSING_PARAM', 'RETENTION_TOO_LONG', 'HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED', 'INVALID_PROXY', 'PROXY_NOT_ALLOWED', 'ACTIONS_TOO_MANY', 'INVALID_ACTION', 'UNSUPPORTED_SELECTOR', 'INVALID_JSON', 'INVALID_CRON', 'INTERVAL_TOO_SHORT', 'SCHEDULE_IN_PAST', 'UNKNOWN_SPIDER', 'QUOTA_EXCEEDED', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
 } as const;
 
 export const crawlQuerySchema = {

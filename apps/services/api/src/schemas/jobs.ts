@@ -35,6 +35,9 @@ export const jobViewSchema = {
         items_extracted: { type: 'integer' },
         bytes: { type: 'integer' },
         urls_seen: { type: 'integer' },
+        pages_blocked: { type: 'integer', description: 'pages that ended blocked (a challenge, a captcha, a block pattern, on every attempt: error code TRAWL_BLOCKED); only in `GET /jobs/:id/status`' },
+        duplicates: { type: 'integer', description: 'pages fetched as duplicates by rel=canonical (honour_canonical): their items are their canonical page\'s, not extracted again; only in `GET /jobs/:id/status`' },
+        sessions_replaced: { type: 'integer', description: 'sessions of the job\'s pool (`sessions`) retired after a block and replaced by a fresh one, as its log says them; only in `GET /jobs/:id/status`' },
       },
     },
     timings: {
@@ -114,7 +117,7 @@ export const pageListQuery = {
     limit: limitProperty,
     cursor: cursorProperty,
     format: { type: 'string', enum: ['json', 'ndjson'], default: 'json', description: '`ndjson` streams every page of the job, one JSON object a line, without paging' },
-    include: { type: 'string', enum: ['html', 'text', 'markdown'], description: 'with `format=ndjson`: add each page\'s stored content in this format as a field of that name (null when not stored)' },
+    include: { type: 'string', enum: ['html', 'text', 'markdown'], description: 'with `format=ndjson`: add each page\'s stored content in this format as a field of that name (null when not stored); text formats only (a screenshot or PDF is read with the content endpoint)' },
   },
 } as const;
 
@@ -123,7 +126,7 @@ export const pageContentQuery = {
   additionalProperties: false,
   required: ['format'],
   properties: {
-    format: { type: 'string', enum: ['html', 'text', 'markdown'] },
+    format: { type: 'string', enum: ['html', 'text', 'markdown', 'screenshot', 'pdf'], description: '`screenshot` (image/png) and `pdf` (application/pdf) exist for pages a browser rendered with those formats asked' },
     inline: { type: 'boolean', default: false, description: 'answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment`' },
   },
 } as const;

@@ -20,6 +20,19 @@ describe('job log lines', () => {
     expect(logLine('PageFetched', { ...samples.PageFetched, status: 200, content_refused: null }).data).not.toHaveProperty('content_refused');
   });
 
+  it("says the worker's notes (a proxy benched) after the page's figures, as a warning", () => {
+    const note = 'proxy 203.0.114.7:3128 benched for 60 s after 3 connect errors in a row';
+    const line = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/p/3', final_url: 'https://shop.example/p/3', status: 200, bytes: 100, fetch_ms: 9, item_count: 1, attempt: 1, render_mode: 'http', truncated: false, notes: [note] });
+    expect(line).toMatchObject({ level: 'warn', msg: `fetched https://shop.example/p/3 200 (100 B, 9 ms, 1 item); ${note}`, data: { notes: [note] } });
+    expect(logLine('PageFetched', { ...samples.PageFetched, notes: [] }).data).not.toHaveProperty('notes');
+  });
+
+  it('says a duplicate by rel=canonical is one, and of which page', () => {
+    const duplicate = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/p/2?ref=home', final_url: 'https://shop.example/p/2?ref=home', status: 200, bytes: 2048, fetch_ms: 7, item_count: 0, attempt: 1, render_mode: 'http', truncated: false, canonical_url: 'https://shop.example/p/2' });
+    expect(duplicate).toMatchObject({ level: 'info', msg: 'fetched https://shop.example/p/2?ref=home 200 (2.0 KB, 7 ms, 0 items, duplicate of https://shop.example/p/2)', data: { canonical_url: 'https://shop.example/p/2' } });
+    expect(logLine('PageFetched', { ...samples.PageFetched, canonical_url: null }).data).not.toHaveProperty('canonical_url');
+  });
+
   it('logs a failed page as an error with its code and attempts', () => {
     const line = logLine('PageFailed', { ...samples.PageFailed, url: 'https://a.example/z', status: null, error_code: 'TIMEOUT', error_message: 'timed out after 10 s', attempts: 4 });
     expect(line).toMatchObject({ level: 'error', msg: 'failed https://a.example/z after 4 attempts: TIMEOUT timed out after 10 s' });

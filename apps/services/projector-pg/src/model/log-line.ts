@@ -81,14 +81,22 @@ export function logLine<N extends LoggedEventName>(name: N, event: EventMap[N]):
       // Content the job would have kept and did not (the user's storage quota): a warning with its code.
       const refused = e.content_refused ?? null;
       if (refused) extras.push(`content not kept: ${refused}`);
+      // A duplicate by rel=canonical: its items are the canonical page's (the job's `duplicates`).
+      const canonical = e.canonical_url ?? null;
+      if (canonical) extras.push(`duplicate of ${canonical}`);
+      // What the worker had to tell the job besides the page (a proxy benched): after the page's own figures.
+      const notes = e.notes ?? [];
+      const said = notes.length > 0 ? `; ${notes.join('; ')}` : '';
       const redirect = e.final_url !== e.url ? ` -> ${e.final_url}` : '';
       return {
-        level: e.status >= 400 || refused ? 'warn' : 'info',
-        msg: `fetched ${e.url}${redirect} ${e.status} (${extras.join(', ')})`,
+        level: e.status >= 400 || refused || notes.length > 0 ? 'warn' : 'info',
+        msg: `fetched ${e.url}${redirect} ${e.status} (${extras.join(', ')})${said}`,
         data: {
           fetch_id: e.fetch_id, url: e.url, final_url: e.final_url, status: e.status, bytes: e.bytes, fetch_ms: e.fetch_ms,
           items: e.item_count, links: e.links.length, depth: e.depth, render_mode: e.render_mode,
           ...(refused ? { content_refused: refused } : {}),
+          ...(canonical ? { canonical_url: canonical } : {}),
+          ...(notes.length > 0 ? { notes } : {}),
         },
       };
     }

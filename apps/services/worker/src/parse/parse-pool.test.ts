@@ -25,7 +25,7 @@ describe('ParsePool', () => {
   it('gives what parsePage gives in-line', async () => {
     const threaded = await pool.parse(job(listing, jobsPage, 'job-a'));
     const inline = parsePage({ html: listing, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', spec: jobsPage });
-    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, items: inline.items, cut: inline.cut });
+    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, canonical: inline.canonical, items: inline.items, cut: inline.cut });
     expect(threaded.items).toHaveLength(20);
     expect(threaded.nextPage).toBe('http://jobs.test/?page=2');
   });

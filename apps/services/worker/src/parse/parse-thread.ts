@@ -9,7 +9,7 @@ import { parsePage, RulesCache, type ParseJob, type ParsedPage } from '@trawl/cr
 import { TrawlError } from '@trawl/schemas';
 
 export type ParseAnswer =
-  | { readonly ok: true; readonly page: Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'> }
+  | { readonly ok: true; readonly page: Pick<ParsedPage, 'links' | 'nextPage' | 'canonical' | 'items' | 'cut'> }
   | { readonly ok: false; readonly code: string; readonly message: string };
 
 /**
@@ -41,7 +41,7 @@ export default function parseInThread(job: ThreadParseJob): ParseAnswer {
   if (Atomics.compareExchange(stamps, 2 * job.cell, -job.generation, BigInt(Date.now())) === -job.generation) Atomics.store(stamps, 2 * job.cell + 1, tid);
   try {
     const page = parsePage({ html: job.html, url: job.url, finalUrl: job.finalUrl, rules: rules.get(job.jobId, job.spec), limits: job.limits });
-    return { ok: true, page: { links: page.links, nextPage: page.nextPage, items: page.items, cut: page.cut } };
+    return { ok: true, page: { links: page.links, nextPage: page.nextPage, canonical: page.canonical, items: page.items, cut: page.cut } };
   } catch (err) {
     if (err instanceof TrawlError) return { ok: false, code: err.code, message: err.message };
     throw err;

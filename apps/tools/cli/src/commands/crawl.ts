@@ -10,6 +10,7 @@ import { CliError } from '../lib/cli-error.ts';
 import { followJob, summary } from '../lib/follow-job.ts';
 import { printable } from '../lib/format.ts';
 import { openFeed, type FeedConnection } from '../lib/live-feed.ts';
+import type { OptionsBody } from './crawl-options.ts';
 
 export interface CrawlOptions {
   readonly depth: number;
@@ -22,6 +23,8 @@ export interface CrawlOptions {
   readonly follow: boolean;
   /** The API's answer (detached) or the job's final status (followed) as JSON on stdout, instead of the id and summary. */
   readonly json?: boolean;
+  /** Request, reach and link options (crawl-options.ts: the flags' body fields). */
+  readonly options?: Partial<OptionsBody>;
 }
 
 export async function crawl(api: ApiClient, url: string, options: CrawlOptions): Promise<Job | undefined> {
@@ -34,7 +37,7 @@ export async function crawl(api: ApiClient, url: string, options: CrawlOptions):
     });
   }
   try {
-    const answer = await api.ok(api.http.POST('/crawl', { body: { ...crawlBody(url, options), ...(options.fresh ? { ignore_cache: true } : {}), ...(options.sitemap ? { sitemap: options.sitemap } : {}) } }));
+    const answer = await api.ok(api.http.POST('/crawl', { body: { ...crawlBody(url, options), ...options.options, ...(options.fresh ? { ignore_cache: true } : {}), ...(options.sitemap ? { sitemap: options.sitemap } : {}) } }));
     // Without `schedule_at` or `interval` the API starts the crawl (200); 202 would be a schedule.
     if (answer.scheduled) throw new CliError(`the API scheduled the crawl (${answer.schedule_id}) instead of starting it`);
     if (options.json && !options.follow) process.stdout.write(JSON.stringify(answer, null, 2) + '\n');

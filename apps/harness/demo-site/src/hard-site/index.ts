@@ -1,0 +1,66 @@
+/**
+ * The "hard site": what people actually crawl, in one local server — a consent wall, a login with
+ * a CSRF token, pages that need the session, a header check, a per-session rate limit that answers
+ * a captcha, lists that load by script, canonical and nofollow links, pages reachable only through a
+ * proxy. Each feature is a module of its own (`./<feature>.ts`) registered in {@link FEATURES}; a
+ * module owns the paths under its prefix and says what a complete crawl of it must give.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { html, serve, type RunningServer } from '../serve.ts';
+import { dynamicLists } from './dynamic-lists.ts';
+import { proxyOnly } from './proxy-only.ts';
+import { members } from './members.ts';
+import { linkRules } from './link-rules.ts';
+import { rateLimit } from './rate-limit.ts';
+
+export interface HardSiteOptions {
+  readonly port?: number;
+  readonly host?: string;
+  /** Member pages one login session (`members_sid`) may fetch before each answers a captcha (members.ts); default: no limit. */
+  readonly membersPageLimit?: number;
+}
+
+/** What every feature module sees besides the request. */
+export interface HardSiteContext {
+  /** `http://host:port` of the site. */
+  readonly origin: string;
+  /** HardSiteOptions.membersPageLimit (undefined: none). */
+  readonly membersPageLimit?: number;
+}
+
+export interface HardSiteFeature {
+  /** Paths under this prefix (`/login/`) are the module's; the home page links to `entry`. */
+  readonly prefix: string;
+  /** The page a crawl starts from for this feature, a path under `prefix`. */
+  readonly entry: string;
+  /** Answers a request under `prefix`. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HardSiteContext): void | Promise<void>;
+}
+
+/** The features, each in its own module. */
+const FEATURES: readonly HardSiteFeature[] = [dynamicLists, proxyOnly, members, linkRules, rateLimit];
+
+export interface HardSite extends RunningServer {
+  /** The home page: links to each feature's entry. */
+  readonly home: string;
+  readonly features: readonly HardSiteFeature[];
+}
+
+export async function createHardSite(options: HardSiteOptions = {}): Promise<HardSite> {
+  let ctx: HardSiteContext = { origin: '' };
+  const server = await serve(
+    async (req, res, url) => {
+      const feature = FEATURES.find((f) => url.pathname.startsWith(f.prefix));
+      if (feature) return feature.handle(req, res, url, ctx);
+      if (url.pathname === '/') {
+        const links = FEATURES.map((f) => `<li><a href="${f.entry}">${f.prefix}</a></li>`).join('');
+        html(res, 200, `<!doctype html><title>Hard site</title><ul>${links}</ul>`);
+        return;
+      }
+      html(res, 404, '<!doctype html><title>Not found</title>');
+    },
+    { port: options.port, host: options.host },
+  );
+  ctx = { origin: server.origin, ...(options.membersPageLimit !== undefined ? { membersPageLimit: options.membersPageLimit } : {}) };
+  return { ...server, bytesSent: () => server.bytesSent(), close: () => server.close(), home: `${server.origin}/`, features: FEATURES };
+}

@@ -1,0 +1,162 @@
+/**
+ * Latency and throughput of `POST /scrape` (issue 35, item 1): the API, a frontier, `--workers`
+ * workers and the Postgres projector as processes on the real stack, scraping pages of about
+ * `--page-bytes` from a local site. The targets: p50 ≤ 100 ms, p99 ≤ 400 ms, ≥ 100 scrapes/s.
+ *
+ *   npm run bench:scrape -w @trawl/e2e -- [--requests 200] [--concurrency 16] [--seconds 15]
+ *     [--workers 2] [--page-bytes 20480] [--formats markdown] [--users 1]
+ *
+ * Latency: `--requests` scrapes one after another (each a different page, so no answer comes from a
+ * cache), the time from the request to the answer. Throughput: `--concurrency` clients scraping for
+ * `--seconds`, answers with the page a second, spread over `--users` users (each
+ * its own key; a user's new jobs take that user's quota lock one at a time, so one user's scrapes
+ * are admitted in series). The user's quotas and the crawl rate limit are raised
+ * so that they do not bind. Prints the figures with the load average and one JSON line; writes
+ * bench-results/scrape.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createTestSite } from '@trawl/demo-site';
+import { readEvents, repoRoot } from '@trawl/streams';
+import { Pipeline } from '../src/pipeline.ts';
+import { apiClient, until } from '../src/api-client.ts';
+import { freePort } from '../test/chaos/support.ts';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '16' },
+    seconds: { type: 'string', default: '15' },
+    workers: { type: 'string', default: '2' },
+    'page-bytes': { type: 'string', default: '20480' },
+    formats: { type: 'string', default: 'markdown' },
+    users: { type: 'string', default: '1' },
+  },
+});
+const requests = Number(values.requests);
+const concurrency = Number(values.concurrency);
+const seconds = Number(values.seconds);
+const workers = Number(values.workers);
+const pageBytes = Number(values['page-bytes']);
+const users = Number(values.users);
+const formats = values.formats.split(',').map((f) => f.trim()).filter(Boolean);
+if (![requests, concurrency, seconds, workers, pageBytes, users].every((n) => Number.isInteger(n) && n >= 1)) throw new Error('every option must be a positive whole number');
+
+const quantile = (xs: readonly number[], q: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+};
+
+const PAGES = 5_000;
+const site = await createTestSite({ pages: PAGES, linksPerPage: 3, itemsPerPage: 2, traps: false, pageBytes });
+const pipeline = await Pipeline.start({ env: { TRAWL_QUOTA_ACTIVE_JOBS: '100000', TRAWL_QUOTA_PAGES_PER_DAY: '10000000', TRAWL_API_CRAWL_RATE_LIMIT: '1000000', TRAWL_API_RATE_LIMIT: '1000000' } });
+try {
+  const apiPort = await freePort();
+  const base = `http://127.0.0.1:${apiPort}`;
+  pipeline.spawn('projector-pg');
+  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
+  pipeline.spawn('frontier');
+  for (let i = 0; i < workers; i++) pipeline.spawn('worker');
+  await pipeline.groupSettled('trawl-worker', workers);
+  await until(() => fetch(`${base}/healthz`).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API', pipeline);
+  const apis = await Promise.all(Array.from({ length: users }, async (_, i) => apiClient(base, await pipeline.createKey(`bench-scraper-${i}`))));
+  let next = 1;
+  let failed = 0;
+  /** Load-phase scrapes: job id → when the request left and the answer came (epoch ms). */
+  const timed = new Map<string, { sent: number; answered: number }>();
+  let recording = false;
+  const scrape = async (): Promise<{ ms: number; live: boolean }> => {
+    const sent = Date.now();
+    const n = next++;
+    const url = site.urlOf(n % PAGES);
+    const api = apis[n % users]!;
+    const started = performance.now();
+    const res = await api('POST', '/scrape', { url, formats: [...formats, 'links'] });
+    const ms = performance.now() - started;
+    if (recording) timed.set(res.body.job_id as string, { sent, answered: Date.now() });
+    if (res.status !== 200) throw new Error(`scrape of ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    if (res.body.ok !== true) {
+      failed++;
+      console.error(`scrape of ${url} not ok: ${JSON.stringify(res.body.error)}`);
+    }
+    return { ms, live: Array.isArray((res.body.formats as Record<string, unknown>).links) };
+  };
+  // Warm up until answers come from the live subscription (it joins in the background).
+  await until(scrape, (r) => r.live, 60_000, 'a scrape answered live', pipeline);
+  for (let i = 0; i < 20; i++) await scrape();
+
+  const latencies: number[] = [];
+  let fromReadModel = 0;
+  for (let i = 0; i < requests; i++) {
+    const r = await scrape();
+    latencies.push(r.ms);
+    if (!r.live) fromReadModel++;
+  }
+
+  recording = true;
+  let done = 0;
+  const loadLatencies: number[] = [];
+  const until_ = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until_) {
+        loadLatencies.push((await scrape()).ms);
+        done++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  recording = false;
+
+  // Where the time of a loaded scrape goes, from the events' own clocks (one machine, one clock).
+  const events = await readEvents(pipeline.kafka, pipeline.codec, [pipeline.topics.jobs, pipeline.topics.pages]);
+  const at = new Map<string, Record<string, number>>();
+  for (const { event } of events) {
+    const v = event.value as { job_id?: string; occurred_at?: number | Date; fetch_ms?: number };
+    if (!v.job_id || !timed.has(v.job_id)) continue;
+    const when = typeof v.occurred_at === 'number' ? v.occurred_at : new Date(v.occurred_at as Date).getTime();
+    const row = at.get(v.job_id) ?? {};
+    row[event.name] ??= when;
+    if (event.name === 'PageFetched') row.fetch_ms = v.fetch_ms ?? 0;
+    at.set(v.job_id, row);
+  }
+  const stage = (f: (t: { sent: number; answered: number }, r: Record<string, number>) => number | undefined) => {
+    const xs = [...timed].map(([id, t]) => f(t, at.get(id) ?? {})).filter((x): x is number => x !== undefined && Number.isFinite(x));
+    return xs.length === 0 ? null : { p50: Math.round(quantile(xs, 0.5)), p99: Math.round(quantile(xs, 0.99)) };
+  };
+  const stages = {
+    api_to_dispatched: stage((t, r) => r.JobDispatched! - t.sent),
+    // FetchRequested carries its cause's time, so the frontier's and the worker's shares are one stage.
+    dispatched_to_page: stage((_t, r) => r.PageFetched! - r.JobDispatched!),
+    fetch_ms: stage((_t, r) => r.fetch_ms),
+    page_to_answer: stage((t, r) => t.answered - r.PageFetched!),
+  };
+
+  const result = {
+    bench: 'scrape',
+    page_bytes: pageBytes,
+    formats,
+    workers,
+    users,
+    sequential: { requests, p50_ms: Math.round(quantile(latencies, 0.5)), p99_ms: Math.round(quantile(latencies, 0.99)), max_ms: Math.round(Math.max(...latencies)), from_read_model: fromReadModel },
+    load: { concurrency, seconds: Number(elapsed.toFixed(1)), scrapes: done, per_second: Number((done / elapsed).toFixed(1)), p50_ms: Math.round(quantile(loadLatencies, 0.5)), p99_ms: Math.round(quantile(loadLatencies, 0.99)) },
+    not_ok: failed,
+    load_stages_ms: stages,
+    loadavg: loadavg().map((l) => Number(l.toFixed(2))),
+    at: new Date().toISOString(),
+  };
+  console.log(`sequential: ${requests} scrapes of ${pageBytes} B pages — p50 ${result.sequential.p50_ms} ms, p99 ${result.sequential.p99_ms} ms, max ${result.sequential.max_ms} ms (${fromReadModel} from the read model)`);
+  console.log(`load: ${concurrency} clients (${users} users) for ${result.load.seconds} s — ${done} scrapes, ${result.load.per_second}/s, p50 ${result.load.p50_ms} ms, p99 ${result.load.p99_ms} ms`);
+  console.log(`load stages (p50/p99 ms): ${Object.entries(stages).map(([k, v]) => `${k} ${v?.p50}/${v?.p99}`).join(', ')}`);
+  console.log(`pages not ok: ${failed}; load average: ${result.loadavg.join(' ')}`);
+  console.log(JSON.stringify(result));
+  const dir = join(repoRoot, 'bench-results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'scrape.json'), `${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  await pipeline.stop();
+  await site.close();
+}

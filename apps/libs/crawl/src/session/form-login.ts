@@ -1,0 +1,90 @@
+/**
+ * The two ways a session logs in (CrawlSpec.login), each through the session's own jar so that
+ * what the site sets on the way — the pre-login cookie its CSRF token is tied to, the session
+ * cookie — stays with the session:
+ *
+ * - `form`: GET the login page, find its form (login-form.ts), fill the credentials (sealed in
+ *   the spec, opened here and nowhere else) over its own fields, submit it, follow the redirects,
+ *   judge the page it ends on (login-check.ts).
+ * - `browser`: the spec's actions run on the login page in Chromium (BrowserLogin: the browser
+ *   fetcher's action runner), and the page's cookies go into the jar; then the same check.
+ *
+ * A network error or a 5xx is thrown as it is (retriable: the page that needed the login is
+ * retried); anything the same credentials would meet again is a LoginFailedError.
+ */
+import type { LoginSpec } from '@trawl/schemas';
+import { HttpStatusError, LoginFailedError } from '../errors.ts';
+import type { FetchResult } from '../fetch/fetch-result.ts';
+import { statusError } from '../fetch/status-error.ts';
+import type { BrowserCookie, RequestProfile } from '../request/request-profile.ts';
+import type { ProxyEndpoint } from '../proxy/proxy-pool.ts';
+import { loginProblem } from './login-check.ts';
+import { findLoginForm, formBody } from './login-form.ts';
+
+/** What a login needs of the HTTP fetcher (HttpFetcher). */
+export interface LoginHttp {
+  fetch(url: string, options: { signal?: AbortSignal; request?: RequestProfile | null; form?: string; proxy?: ProxyEndpoint | null }): Promise<FetchResult>;
+}
+
+/**
+ * A browser login: runs the actions on the login page with the session's cookies, answers the page
+ * it ended on and the cookies the browser holds then. The browser fetcher's action runner
+ * (fetch/browser-fetcher.ts) provides it; a worker without one fails browser logins, saying so.
+ */
+export type BrowserLogin = (login: LoginSpec, profile: RequestProfile, options: { signal?: AbortSignal; open: OpenSealed; proxy?: ProxyEndpoint | null }) => Promise<{ readonly finalUrl: string; readonly status: number; readonly body: string | null; readonly cookies: readonly BrowserCookie[] }>;
+
+/** Opens a sealed spec value (`tsec1.…`, a credential); throws when it cannot. */
+export type OpenSealed = (sealed: string) => string;
+
+export interface LoginDeps {
+  readonly http: LoginHttp;
+  readonly browser?: BrowserLogin;
+  /** Opens a field's sealed value (the worker's CredentialOpener, TRAWL_SECRETS_KEY); default: as it is (tests). */
+  readonly open?: OpenSealed;
+}
+
+/** Logs the session in; `profile` is the session's (its jar takes every cookie set on the way). */
+export async function logIn(login: LoginSpec, profile: RequestProfile, deps: LoginDeps, options: { signal?: AbortSignal; onCookies?: (cookies: readonly BrowserCookie[]) => void; proxy?: ProxyEndpoint | null } = {}): Promise<void> {
+  // The session's proxy, when it has one: a site that answers only through it logs in only through it.
+  const via = { ...(options.signal ? { signal: options.signal } : {}), ...(options.proxy ? { proxy: options.proxy } : {}) };
+  if (login.kind === 'browser') {
+    if (!deps.browser) throw new LoginFailedError('browser logins are not available on this worker (no action runner)');
+    const answer = await deps.browser(login, profile, { ...via, open: deps.open ?? ((value: string) => value) });
+    options.onCookies?.(answer.cookies);
+    const problem = loginProblem(answer, login);
+    if (problem) throw new LoginFailedError(`browser login at ${login.url}: ${problem}`);
+    return;
+  }
+  const page = await deps.http.fetch(login.url, { ...via, request: profile });
+  const failure = statusError(page);
+  if (failure) {
+    if (failure.retriable) throw failure;
+    throw new LoginFailedError(`the login page ${login.url} answered HTTP ${page.status}`);
+  }
+  if (page.body === null) throw new LoginFailedError(`the login page ${login.url} is not HTML`);
+  const form = findLoginForm(page.body, page.finalUrl, login.form_selector);
+  const credentials: Record<string, string> = {};
+  const open = deps.open ?? ((value: string) => value);
+  for (const [name, sealed] of Object.entries(login.fields)) {
+    try {
+      credentials[name] = open(sealed);
+    } catch {
+      throw new LoginFailedError(`the login field "${name}" cannot be opened: sealed with a key this worker does not have (TRAWL_SECRETS_KEY, TRAWL_SECRETS_OLD_KEYS)`);
+    }
+  }
+  const body = formBody(form, credentials);
+  const answer =
+    form.method === 'post'
+      ? await deps.http.fetch(form.action, { ...via, request: profile, form: body })
+      : await deps.http.fetch(withQuery(form.action, body), { ...via, request: profile });
+  // No URL in the message: a GET form's would hold the credentials.
+  if (answer.status >= 500 || answer.status === 429 || answer.status === 408) throw new HttpStatusError(`HTTP ${answer.status} from the login form`, answer.status, answer.retryAfterMs);
+  const problem = loginProblem(answer, login);
+  if (problem) throw new LoginFailedError(`form login at ${login.url}: ${problem}`);
+}
+
+function withQuery(action: string, body: string): string {
+  const url = new URL(action);
+  url.search = body;
+  return url.href;
+}
