@@ -292,13 +292,17 @@ export function run(command: string, args: readonly string[], opts: { cwd?: stri
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      // Let already-buffered output arrive, then drop the pipes: a grandchild holding them open
-      // would otherwise keep this process alive.
-      setImmediate(() => {
+      // The output is whole once both pipes close ('close'), which a loaded machine may deliver
+      // well after 'exit'; a grandchild holding the pipes open would keep them open for ever, so
+      // past a short grace they are dropped.
+      const done = () => {
+        clearTimeout(grace);
         child.stdout.destroy();
         child.stderr.destroy();
         resolve({ code, output });
-      });
+      };
+      const grace = setTimeout(done, 1_000);
+      child.once('close', done);
     });
   });
 }

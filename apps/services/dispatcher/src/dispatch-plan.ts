@@ -1,8 +1,9 @@
 /**
  * What one due slot turns into, pure. The job id is derived from the schedule and the slot, and
  * the event ids from the job id, so dispatching the same slot twice (a crash between producing
- * and committing, or two replicas racing) yields the very same events, which everything
- * downstream absorbs.
+ * and committing, or two replicas racing) yields events with the very same ids, which everything
+ * downstream absorbs (the frontier keeps a job's first JobDispatched). Their bodies are equal too
+ * but for credentials named by `{secret}`, sealed afresh at each dispatch (sealing is randomised).
  */
 import type { CrawlSpec, RequestOptions } from '@trawl/schemas';
 import { eventId, type EventBody } from '@trawl/streams';

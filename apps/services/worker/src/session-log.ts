@@ -25,6 +25,7 @@
 import { eventId, subscribeTable, TOPICS, type EventCodec, type EventProducer, type Logger, type TableSubscription } from '@trawl/streams';
 import type { SessionState, SessionStore } from '@trawl/crawl';
 import type { SessionUpdated } from '@trawl/schemas';
+import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { SecretBox } from '@trawl/store/secrets';
 
@@ -55,6 +56,8 @@ export function sessionJarContext(jobId: string, session: number): string {
 
 export class SessionLog implements SessionStore {
   private readonly latest = new Map<string, SessionUpdated>();
+  /** Tells apart two workers' records of the same version (two hosts of a job changing one session at once). */
+  private readonly writer = randomUUID();
   private readonly readyJobs = new Set<string>();
   private table: TableSubscription | undefined;
   private starting: Promise<TableSubscription> | undefined;
@@ -94,7 +97,7 @@ export class SessionLog implements SessionStore {
   async save(state: SessionState, causationId: string | null): Promise<void> {
     const key = `${state.jobId}:${state.session}`;
     const event: SessionUpdated = {
-      event_id: eventId('SessionUpdated', state.jobId, `${state.session}:${state.generation}:${state.version}`),
+      event_id: eventId('SessionUpdated', state.jobId, `${state.session}:${state.generation}:${state.version}:${this.writer}`),
       occurred_at: new Date(),
       causation_id: causationId,
       job_id: state.jobId,
@@ -137,7 +140,8 @@ export class SessionLog implements SessionStore {
   private apply(event: SessionUpdated): void {
     const key = `${event.job_id}:${event.session}`;
     const known = this.latest.get(key);
-    if (known && Number(event.version) <= Number(known.version)) return;
+    // Of two records of one version the later in the log wins, as compaction keeps it: every reader agrees.
+    if (known && Number(event.version) < Number(known.version)) return;
     this.latest.delete(key);
     this.latest.set(key, event);
     if (this.latest.size > (this.options.maxSessions ?? 100_000)) this.latest.delete(this.latest.keys().next().value!);

@@ -7,12 +7,12 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafka, createLogger } from '@trawl/streams';
+import { createKafka, createLogger, stackEnvFile } from '@trawl/streams';
 import { deleteSubjects } from '@trawl/streams/testing';
 import { serviceCatalogue, type ServiceSpec } from '../src/services/catalogue.ts';
 import { compileServices, serviceState, startService, stopService } from '../src/services/supervisor.ts';
@@ -43,6 +43,10 @@ function trawl(args: string[]) {
 }
 
 beforeAll(async () => {
+  // The worker finds the running stack as a service does, through the stack's env file (its
+  // Postgres, its secrets key…): a copy of it goes into this test's own home.
+  const stackFile = stackEnvFile(process.env);
+  if (existsSync(stackFile)) copyFileSync(stackFile, join(home, 'stack.env'));
   // The supervisor's files (build, logs, pids) under a home of this test's own.
   process.env.TRAWL_HOME = home;
   env = { ...process.env, TRAWL_HOME: home, TRAWL_TOPIC_PREFIX: prefix, NO_COLOR: '1', TRAWL_LOG_LEVEL: 'info' };

@@ -72,19 +72,12 @@ export async function logIn(login: LoginSpec, profile: RequestProfile, deps: Log
       throw new LoginFailedError(`the login field "${name}" cannot be opened: sealed with a key this worker does not have (TRAWL_SECRETS_KEY, TRAWL_SECRETS_OLD_KEYS)`);
     }
   }
+  // A GET form would put the credentials in the URL, which fetch errors, logs and the site's own
+  // access log all carry: such a login is refused rather than sent.
+  if (form.method !== 'post') throw new LoginFailedError(`the login form at ${login.url} submits with GET: the credentials would travel in its URL; Trawl posts logins only`);
   const body = formBody(form, credentials);
-  const answer =
-    form.method === 'post'
-      ? await deps.http.fetch(form.action, { ...via, request: profile, form: body })
-      : await deps.http.fetch(withQuery(form.action, body), { ...via, request: profile });
-  // No URL in the message: a GET form's would hold the credentials.
+  const answer = await deps.http.fetch(form.action, { ...via, request: profile, form: body });
   if (answer.status >= 500 || answer.status === 429 || answer.status === 408) throw new HttpStatusError(`HTTP ${answer.status} from the login form`, answer.status, answer.retryAfterMs);
   const problem = loginProblem(answer, login);
   if (problem) throw new LoginFailedError(`form login at ${login.url}: ${problem}`);
-}
-
-function withQuery(action: string, body: string): string {
-  const url = new URL(action);
-  url.search = body;
-  return url.href;
 }

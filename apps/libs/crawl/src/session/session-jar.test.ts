@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestProfileOf } from '../request/request-profile.ts';
 import { testSpec } from '../rules/test-spec.ts';
-import { SessionJar } from './session-jar.ts';
+import { JAR_LIMITS, SessionJar } from './session-jar.ts';
 
 describe('a session jar', () => {
   it("starts from the spec's cookies and keeps what responses set, by domain and path (RFC 6265)", () => {
@@ -37,5 +37,15 @@ describe('a session jar', () => {
     profile.receive!('http://site.example/', ['sid=abc']);
     expect(profile.headersFor('http://site.example/', 'http://site.example/')).toMatchObject({ 'user-agent': 'MembersBot/1', cookie: 'consent=yes; sid=abc' });
     expect(profile.browserCookies().map((c) => `${c.name}=${c.value}@${c.domain}`).sort()).toEqual(['consent=yes@site.example', 'sid=abc@site.example']);
+  });
+
+  it('stays within its limits: a site that sets cookie after cookie loses its oldest, and the jar still serialises small', () => {
+    const jar = SessionJar.fromSpec(testSpec());
+    for (let i = 0; i < JAR_LIMITS.maxCookies + 100; i++) jar.receive('http://site.example/', [`c${i}=${'v'.repeat(100)}`]);
+    const names = jar.browserCookies().map((c) => c.name);
+    expect(names.length).toBeLessThanOrEqual(JAR_LIMITS.maxCookies);
+    expect(names).toContain(`c${JAR_LIMITS.maxCookies + 99}`);
+    expect(names).not.toContain('c0');
+    expect(jar.serialize().length).toBeLessThanOrEqual(JAR_LIMITS.maxBytes + 4096);
   });
 });

@@ -3,15 +3,20 @@
  * (CrawlSpec.cookies) and takes every Set-Cookie the session's responses answer, so the session's
  * next requests carry them — the consent cookie, the login's session cookie.
  *
- * The jar is a credential: it leaves the process only serialised and sealed (session-state.ts), and
- * nothing here logs it. `changed` tells the caller whether a response set anything, so an unchanged
- * jar is not written again.
+ * The jar is a credential: it leaves the process only serialised and sealed (SessionUpdated.jar),
+ * and nothing here logs it. `changed` tells the caller whether a response set anything, so an
+ * unchanged jar is not written again. It is bounded ({@link JAR_LIMITS}): a site that sets cookie
+ * after cookie loses its oldest ones, as a browser's jar does, so a session's record always fits
+ * in one Kafka message.
  */
 import type { CrawlSpec } from '@trawl/schemas';
 import { Cookie, CookieJar } from 'tough-cookie';
 import type { BrowserCookie, RequestProfile } from '../request/request-profile.ts';
 
 const JAR_OPTIONS = { rejectPublicSuffixes: true, looseMode: false, allowSpecialUseDomain: true } as const;
+
+/** At most this many cookies and serialised bytes per jar (browsers keep about 180 per site). */
+export const JAR_LIMITS = { maxCookies: 300, maxBytes: 96 * 1024 } as const;
 
 export class SessionJar {
   private dirty = false;
@@ -56,9 +61,24 @@ export class SessionJar {
 
   /** Keeps what a response to `url` set; a malformed or foreign-domain Set-Cookie is ignored, as a browser does. */
   receive(url: string, setCookies: readonly string[]): void {
-    for (const line of setCookies) {
-      const set = this.jar.setCookieSync(line, url, { ignoreError: true });
-      if (set) this.dirty = true;
+    let set = false;
+    for (const line of setCookies) if (this.jar.setCookieSync(line, url, { ignoreError: true })) set = true;
+    if (set) this.took();
+  }
+
+  /** A response set something: the jar is dirty, and trimmed to its limits, oldest cookies first. */
+  private took(): void {
+    this.dirty = true;
+    const cookies = this.jar.serializeSync()?.cookies ?? [];
+    let bytes = JSON.stringify(cookies).length;
+    if (cookies.length <= JAR_LIMITS.maxCookies && bytes <= JAR_LIMITS.maxBytes) return;
+    const oldestFirst = [...cookies].sort((a, b) => String(a.creation ?? '').localeCompare(String(b.creation ?? '')));
+    let count = cookies.length;
+    for (const c of oldestFirst) {
+      if (count <= JAR_LIMITS.maxCookies && bytes <= JAR_LIMITS.maxBytes) break;
+      this.jar.store.removeCookie(String(c.domain), String(c.path), String(c.key), () => undefined);
+      count--;
+      bytes -= JSON.stringify(c).length;
     }
   }
 
@@ -69,12 +89,13 @@ export class SessionJar {
 
   /** Cookies a browser page holds after a render (a browser login), into the jar. */
   receiveBrowserCookies(cookies: readonly BrowserCookie[]): void {
+    let took = false;
     for (const c of cookies) {
       const domain = c.domain.replace(/^\./, '');
       const cookie = new Cookie({ key: c.name, value: c.value, domain, path: c.path, secure: c.secure, httpOnly: c.httpOnly, hostOnly: !c.domain.startsWith('.'), ...(c.expires && c.expires > 0 ? { expires: new Date(c.expires * 1000) } : {}) });
-      const set = this.jar.setCookieSync(cookie, `${c.secure ? 'https' : 'http'}://${domain}${c.path || '/'}`, { ignoreError: true });
-      if (set) this.dirty = true;
+      if (this.jar.setCookieSync(cookie, `${c.secure ? 'https' : 'http'}://${domain}${c.path || '/'}`, { ignoreError: true })) took = true;
     }
+    if (took) this.took();
   }
 
   /**

@@ -253,9 +253,13 @@ export class PageProcessor {
       }
       // A 503 without Retry-After to an adaptive job lowers its own concurrency; the host-wide pause
       // comes when there is nothing left to lower, or when the site names its pause.
-      if (result.status === 429 || result.status === 503) {
+      // The host's shared pause is driven only by answers the host gave: through a tenant's own proxy an
+      // answer may be the proxy's (a forged 429 would pause the host for every job), so it steers that
+      // job's throttle alone.
+      const fromHost = !proxy || proxy.proxy.operator;
+      if (fromHost && (result.status === 429 || result.status === 503)) {
         if (!throttle || result.retryAfterMs !== null || steered <= 1) this.deps.limiter.backoff(host, result.retryAfterMs);
-      } else if (!blocked) this.deps.limiter.succeeded(host);
+      } else if (fromHost && !blocked) this.deps.limiter.succeeded(host);
       if (blocked) throw new BlockedError(`blocked: ${blocked.reason} for ${result.finalUrl}`, blocked, result.status);
       // What the responses set is saved before the page's events exist (session-pool.ts).
       await lease?.settle(request.event_id ?? null);

@@ -32,6 +32,17 @@ describe('dedupe key', () => {
     expect(dedupeKey({ ...base, sitemap: 'skip' }, plain)).not.toBe(dedupeKey({ ...base, sitemap: 'only' }, plain));
   });
 
+  it('differs by the reach options a request sets (a login, proxies, sessions, link rules), whatever their key order', () => {
+    const key = dedupeKey(base, plain);
+    const login = { kind: 'form' as const, url: 'http://a.test/login', form_selector: null, fields: { user: 'ada', pw: 'x' }, actions: [], success_selector: '.me', success_url_pattern: null, failure_text: null };
+    expect(dedupeKey({ ...base, sessions: 2, login }, plain)).not.toBe(key);
+    expect(dedupeKey({ ...base, proxies: [{ url: 'http://p.test:3128', username: null, password: null }] }, plain)).not.toBe(key);
+    expect(dedupeKey({ ...base, follow_nofollow: true }, plain)).not.toBe(key);
+    expect(dedupeKey({ ...base, scope: 'any' }, plain)).not.toBe(dedupeKey({ ...base, scope: 'same_domain' }, plain));
+    const reordered = { ...login, fields: { pw: 'x', user: 'ada' } };
+    expect(dedupeKey({ ...base, login: reordered, sessions: 2 }, plain)).toBe(dedupeKey({ ...base, sessions: 2, login }, plain));
+  });
+
   it('counts request options by a keyed fingerprint of their clear values: stable although sealing is not, and no bare hash of a cookie', async () => {
     const box = new SecretBox(parseSecretsKey(generateSecretsKey(), 'K'));
     const f = credentialFingerprint(box);

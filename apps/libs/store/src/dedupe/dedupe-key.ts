@@ -39,6 +39,14 @@ export function canonicalStartUrls(urls: readonly string[]): string[] {
   return [...new Set(urls.map(canonicalUrl))].sort();
 }
 
+/** The reach options of a request, as its layer keeps them (schemas request-options.ts). */
+const REACH_FIELDS = ['proxies', 'proxy_rotation', 'sessions', 'login', 'actions', 'block_patterns', 'adaptive_throttle', 'include_patterns', 'exclude_patterns', 'scope', 'follow_nofollow'] as const satisfies readonly (keyof DedupeInput)[];
+
+/** JSON with object keys sorted, so that equal options give equal text whatever their order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
 export function dedupeKey(input: DedupeInput, fingerprint: (text: string) => string): string {
   const params = Object.keys(input.params)
     .sort()
@@ -52,6 +60,11 @@ export function dedupeKey(input: DedupeInput, fingerprint: (text: string) => str
   // Request options make another crawl (a site answers them differently); by fingerprint, so the key holds no cookie.
   const options = requestOptionsKey(input);
   if (options !== '') parts.push({ request: fingerprint(options) });
+  // Reach options set by the request (proxies, sessions, a login, actions, link rules…) make
+  // another crawl too; absent ones add nothing, so keys from before them still match. They hold
+  // credentials (a proxy's password, login fields): by keyed fingerprint as well.
+  const reach = Object.fromEntries(REACH_FIELDS.filter((f) => input[f] !== undefined).map((f) => [f, input[f]]));
+  if (Object.keys(reach).length > 0) parts.push({ reach: fingerprint(canonicalJson(reach)) });
   const canonical = JSON.stringify(parts);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

@@ -35,15 +35,17 @@ import {
   jobIdForSlot,
   recordJobs,
   resolvedSpec,
+  websiteLayer,
   type DedupeInput,
   type CrawlRequest,
   type OverlapPolicy,
   type Pool,
+  type PoolClient,
   type QuotaLimits,
   type Website,
 } from '@trawl/store';
 import { specParamNames, templateNames } from '@trawl/crawl';
-import { credentialFingerprint, sealCredentials, sealForStorage, userSecretLookup, type SecretBox } from '@trawl/store/secrets';
+import { credentialFingerprint, mapCredentials, sealCredentials, sealForStorage, userSecretLookup, type SecretBox } from '@trawl/store/secrets';
 import { ApiError } from '../errors.ts';
 import { checkRetention } from '../content/retention.ts';
 import { checkPatterns } from './check-patterns.ts';
@@ -151,6 +153,7 @@ export class CrawlService {
     const reach = reachLayer(body);
     checkPatterns({ include_patterns: reach.include_patterns ?? [], exclude_patterns: reach.exclude_patterns ?? [] });
     checkReach(reach);
+    if (website) checkSharedCredentials(website, body);
     const request: CrawlRequest = {
       spider: body.spider ?? null,
       start_urls: [...new Set(body.start_urls)],
@@ -282,7 +285,7 @@ export class CrawlService {
           key,
           JSON.stringify({ ...request, retry_of: retryOf }),
         ]);
-        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf, await this.specOf(userId, request, website, ignoreCache, maxPages));
+        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf, await this.specOf(tx, userId, request, website, ignoreCache, maxPages));
         await recordJobs(tx, [{ job_id: proposed, user_id: userId, max_pages: maxPages }]);
         return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
       });
@@ -293,10 +296,11 @@ export class CrawlService {
   }
 
   /** The job's spec: the website's options and the request's, every credential sealed. */
-  private async specOf(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, maxPages: number): Promise<CrawlSpec> {
+  /** `db`: the transaction the job is admitted in (its secrets are read there, not on a second connection). */
+  private async specOf(db: PoolClient, userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, maxPages: number): Promise<CrawlSpec> {
     const box = this.options.secrets();
     const limits = { depth: request.depth, max_pages: maxPages, formats: request.formats ?? [], max_age: request.max_age ?? null, ignore_cache: ignoreCache, store_in_cache: request.store_in_cache ?? false, sitemap: request.sitemap ?? 'include' };
-    return resolvedSpec(website, limits, [{ options: request, from: 'stored' }], { box, lookup: userSecretLookup(this.options.pool, box, userId) });
+    return resolvedSpec(website, limits, [{ options: request, from: 'stored' }], { box, lookup: userSecretLookup(db, box, userId) });
   }
 
   private async emit(jobId: string, userId: string, request: CrawlRequest, website: Website | null, key: string, ignoreCache: boolean, maxPages: number, retryOf: string | null, spec: CrawlSpec): Promise<void> {
@@ -322,6 +326,32 @@ export class CrawlService {
     } catch (err) {
       throw new ApiError('DEPENDENCY_UNAVAILABLE', 'could not publish the crawl to Kafka; nothing was created, retry later', { cause: err });
     }
+  }
+}
+
+/**
+ * A shared website (the operator's) that carries credentials — headers, cookies, proxy or login
+ * credentials, typed text — sends them to the pages its crawls fetch: a crawl on it stays on its
+ * hosts (start URLs on its base URL's host or `allowed_hosts`, no wider `scope`), so no user can
+ * aim the operator's credentials at a host of their own. A user's own website is theirs to aim.
+ */
+export function checkSharedCredentials(website: Website, body: Pick<CrawlBody, 'start_urls' | 'scope'>): void {
+  if (website.owner_id !== null) return;
+  let carries = false;
+  mapCredentials(websiteLayer(website), (value) => {
+    carries = true;
+    return value;
+  });
+  if (!carries) return;
+  const hosts = [new URL(website.base_url).hostname.toLowerCase(), ...website.allowed_hosts.map((h) => h.trim().toLowerCase())];
+  const onHosts = (host: string) => hosts.some((h) => (h.startsWith('*.') ? host.endsWith(h.slice(1)) : host === h));
+  for (const [i, url] of body.start_urls.entries()) {
+    if (!onHosts(new URL(url).hostname.toLowerCase())) {
+      throw new ApiError('SHARED_SPIDER_HOSTS', `start_urls.${i} is not on a host of the shared website "${website.id}", which sends credentials to the pages it fetches`, { field: `start_urls.${i}` });
+    }
+  }
+  if (body.scope !== undefined && body.scope !== 'same_host') {
+    throw new ApiError('SHARED_SPIDER_HOSTS', `scope "${body.scope}" would take the shared website "${website.id}"'s credentials off its hosts`, { field: 'scope' });
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Firecrawl-shaped answers (issue 35, item 3): `POST /v1/scrape`, `/v2/scrape`, `/v1/map`,
+ * Firecrawl-shaped answers: `POST /v1/scrape`, `/v2/scrape`, `/v1/map`,
  * `/v2/map` speak the request and answer shapes of Firecrawl's public API and of its JavaScript SDK
  * (`@mendable/firecrawl-js`), so that the SDK and tools built on it work with their base URL set to
  * Trawl. Each is a thin translation over the same ScrapeService as `POST /scrape` and `POST /map`

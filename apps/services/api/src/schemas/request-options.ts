@@ -99,7 +99,7 @@ const browserAction = {
 const patternList = { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 500 } } as const;
 
 /**
- * Reach options (issue "reach"): proxies, sessions, a login, browser actions, block patterns,
+ * Reach options: proxies, sessions, a login, browser actions, block patterns,
  * adaptive throttling and link rules. On a website, a schedule's request and `POST /crawl`; the
  * most specific layer that sets an option wins it whole. What each value may be is checked by
  * `@trawl/crawl`'s checkReachOptions.
