@@ -22,7 +22,7 @@ export { parseAllowList, parseAllowEntry, type AllowList, type AllowEntry, type 
 export { embeddedV4s, type EmbeddedV4, type TransitionForm } from './safety/embedded-v4.ts';
 export { SafeResolver, urlPort, type SafeResolverOptions, type Resolve, type LookupFunction } from './safety/safe-resolver.ts';
 export { startEgressProxy, type EgressProxy } from './safety/egress-proxy.ts';
-export { ProxyPools, ProxyConnectError, ProxySpecError, parseProxyUrl, proxyPoolsOptionsFromEnv, PROXY_SCHEMES, type ProxyChoice, type ProxyEndpoint, type ProxyObserver, type ProxyOutcome, type ProxyPoolsOptions, type ProxyScheme } from './proxy/proxy-pool.ts';
+export { MAX_PAGE_NOTES, ProxyPools, ProxyConnectError, ProxySpecError, parseProxyUrl, proxyPoolsOptionsFromEnv, PROXY_SCHEMES, type ProxyChoice, type ProxyEndpoint, type ProxyObserver, type ProxyOutcome, type ProxyPoolsOptions, type ProxyScheme } from './proxy/proxy-pool.ts';
 export { pinnedConnector, type PinnedConnectorOptions } from './safety/pinned-connector.ts';
 export { stackExposures, describeExposures, type StackExposure, type StackListener, type KnownAddresses } from './safety/stack-exposure.ts';
 export { egressPolicyFromEnv, findStackExposures, stackExposureMessage, stackPortsAllowed, ALLOW_STACK_VARIABLE, type EgressGuardOptions, type GuardedPolicy } from './safety/egress-guard.ts';

@@ -41,7 +41,7 @@ import { registerThrottleGauges } from './throttle-metrics.ts';
 import { budgetedFetcher, pageBudgetMs } from './page-budget.ts';
 import { SpecCache } from './spec-cache.ts';
 import { browserLogin, SessionPool } from '@trawl/crawl';
-import { ProxyPools, proxyPoolsOptionsFromEnv } from '@trawl/crawl';
+import { MAX_PAGE_NOTES, ProxyPools, proxyPoolsOptionsFromEnv } from '@trawl/crawl';
 import { proxyObserver } from './proxy-metrics.ts';
 import { SessionLog } from './session-log.ts';
 import { sessionEvents } from './session-events.ts';
@@ -52,15 +52,10 @@ import { ParsePool, parsePoolOptionsFromEnv } from './parse/parse-pool.ts';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 
-/** A page carries at most 5 notes (PageFetched.notes): the proxies' first, the sessions' in the room left (the rest on a later page). */
+/** A page carries at most MAX_PAGE_NOTES notes (PageFetched.notes): the proxies' first, the sessions' in the room left (the rest on a later page). */
 function withSessionNotes(proxyNotes: readonly string[], take: (max: number) => string[]): readonly string[] {
-  const room = 5 - proxyNotes.length;
+  const room = MAX_PAGE_NOTES - proxyNotes.length;
   return room > 0 ? [...proxyNotes, ...take(room)] : proxyNotes;
-}
-
-function memo<T>(make: () => T): () => T {
-  let value: { v: T } | undefined;
-  return () => (value ??= { v: make() }).v;
 }
 
 export interface WorkerOptions {
@@ -76,7 +71,8 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const httpCache = httpCacheEnabled();
   // Jobs' credentials (headers, cookies, proxy credentials, login fields, typed text) arrive sealed:
   // no key, no start (TRAWL_SECRETS_KEY, the API's and the dispatcher's; README: Secrets).
-  const credentials = credentialOpener(secretBoxFromEnv(process.env, 'the worker'));
+  const secretBox = secretBoxFromEnv(process.env, 'the worker');
+  const credentials = credentialOpener(secretBox);
   const politeness = hostLimiterOptionsFromEnv();
   // The operator's default proxy and the benching rule (TRAWL_PROXY_URL, TRAWL_PROXY_BENCH_AFTER, TRAWL_PROXY_BENCH_MS); a bad URL stops the start.
   const proxySettings = proxyPoolsOptionsFromEnv();
@@ -141,7 +137,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   // The HTTP cache reads the bodies its entries name from the content store (stored-bodies.ts).
   // Sitemaps go through the same safe fetcher, robots.txt and host limiter as pages, never the cache.
   // Jobs' sessions (CrawlSpec.sessions, login) live on trawl.sessions, jars sealed (session-log.ts).
-  const sessionLog = new SessionLog({ kafka, codec, logger, producer, box: memo(() => secretBoxFromEnv(process.env, 'the worker')), catchUpMs: int('TRAWL_SESSION_CATCH_UP_MS', 15_000) });
+  const sessionLog = new SessionLog({ kafka, codec, logger, producer, box: () => secretBox, catchUpMs: int('TRAWL_SESSION_CATCH_UP_MS', 15_000) });
   await sessionLog.start();
   // Login fields arrive sealed; they are opened only where the login sends them (form-login.ts).
   const sessionNotes = sessionEvents(logger);

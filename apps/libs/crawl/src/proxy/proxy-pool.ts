@@ -127,8 +127,8 @@ interface JobPool {
   notes: string[];
 }
 
-/** Notes kept per job until said, and their length: they ride on a PageFetched, whose size is bounded. */
-const MAX_NOTES = 5;
+/** Notes kept per job until said (one page carries at most this many), and their length: they ride on a PageFetched, whose size is bounded. */
+export const MAX_PAGE_NOTES = 5;
 const MAX_NOTE_CHARS = 200;
 
 /**
@@ -205,7 +205,7 @@ export class ProxyPools {
       state.benchedUntil = this.now() + this.benchMs;
       this.options.observer?.benched?.(choice.jobId, state.proxy, state.failures, state.benchedUntil);
       const note = `proxy ${state.proxy.label} benched for ${Math.round(this.benchMs / 1000)} s after ${state.failures} connect errors in a row`;
-      if (pool!.notes.length < MAX_NOTES) pool!.notes.push(note.slice(0, MAX_NOTE_CHARS));
+      if (pool!.notes.length < MAX_PAGE_NOTES) pool!.notes.push(note.slice(0, MAX_NOTE_CHARS));
       state.failures = 0;
     }
   }

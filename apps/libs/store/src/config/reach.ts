@@ -7,9 +7,10 @@
  * credential sealed (invariant 10; crawl-spec.ts resolvedSpec).
  */
 import type { BrowserAction, LinkScope, LoginSpec, ProxyRotation } from '@trawl/schemas';
+import type { CredentialInput } from '../secrets/seal-credentials.ts';
 
 /** A credential as configured: a value (sealed once stored) or the name of one of the user's secrets. */
-export type Credential = string | { readonly secret: string };
+export type Credential = CredentialInput;
 
 export interface StoredProxy {
   readonly url: string;

@@ -19,7 +19,7 @@ import { listPages } from '../data/job-pages.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { jobIdParams } from '../schemas/common.ts';
 import { ScrapeService, type ScrapeFormat } from '../scrape/scrape-service.ts';
-import { EgressUrlCheck } from '../scrape/url-check.ts';
+import { ScrapeUrlCheck } from '../scrape/url-check.ts';
 
 interface FirecrawlScrapeBody {
   readonly url: string;
@@ -62,7 +62,7 @@ const FORMAT_OF: Readonly<Record<string, ScrapeFormat>> = { markdown: 'markdown'
 const looseBody = (extra: Record<string, object>) => ({ type: 'object', required: ['url'], properties: { url: { type: 'string', format: 'http-url', maxLength: 2048 }, ...extra } }) as const;
 
 const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
-  const scrapes = new ScrapeService({ crawls: fastify.crawls, waiters: fastify.liveFeed.waiters, pool: fastify.db, content: fastify.content, urls: new EgressUrlCheck(), config: fastify.config.scrape });
+  const scrapes = new ScrapeService({ crawls: fastify.crawls, waiters: fastify.liveFeed.waiters, pool: fastify.db, content: fastify.content, urls: new ScrapeUrlCheck(), config: fastify.config.scrape });
   const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
   /**

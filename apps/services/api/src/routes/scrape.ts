@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 import { mapBodySchema, mapResponses, scrapeBodySchema, scrapeResponses } from '../schemas/scrape.ts';
 import { ScrapeService, type MapBody, type ScrapeBody } from '../scrape/scrape-service.ts';
-import { EgressUrlCheck } from '../scrape/url-check.ts';
+import { ScrapeUrlCheck } from '../scrape/url-check.ts';
 
 const scrapeRoutes: FastifyPluginAsync = async (fastify) => {
   const scrapes = new ScrapeService({
@@ -10,7 +10,7 @@ const scrapeRoutes: FastifyPluginAsync = async (fastify) => {
     waiters: fastify.liveFeed.waiters,
     pool: fastify.db,
     content: fastify.content,
-    urls: new EgressUrlCheck(),
+    urls: new ScrapeUrlCheck(),
     config: fastify.config.scrape,
   });
 

@@ -26,7 +26,7 @@ import { findJob, isTerminal } from '../data/jobs.ts';
 import { listPages, type PageRow } from '../data/job-pages.ts';
 import { pageMetadata, type PageMetadata } from './page-metadata.ts';
 import type { PageOutcome, PageWaiters } from './page-waiters.ts';
-import type { EgressUrlCheck } from './url-check.ts';
+import type { EgressUrlCheck } from '../http/egress-url.ts';
 
 /** What a scrape may ask for; `metadata` comes with every answer. */
 export const SCRAPE_FORMATS = ['markdown', 'html', 'text', 'links', 'screenshot', 'pdf', 'metadata'] as const;
