@@ -60,6 +60,9 @@ const typed = (name: string): string => {
   return bare.includes('__') ? `@${bare.replace('__', '/')}` : bare;
 };
 
+/** The `@types/` package of a name (`@a/b` → `@types/a__b`): what declares a types-only module such as `mdast`. */
+const typesOf = (name: string): string => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
+
 function files(dir: string, skip: ReadonlySet<string>): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir)) {
@@ -140,6 +143,7 @@ export function check(): Finding[] {
         if (name === manifest.name) continue;
         used.add(name);
         if (deps.has(name) || (dev && devDeps.has(name))) continue;
+        if (deps.has(typesOf(name)) || (dev && devDeps.has(typesOf(name)))) continue;
         if (toolchain.has(name) && (dev || isRoot)) continue;
         const where = `${rel} imports ${name}`;
         if (devDeps.has(name)) findings.push({ pkg: manifest.name, problem: `${where}, a devDependency, in a file that ships: make it a dependency` });
