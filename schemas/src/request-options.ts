@@ -12,7 +12,7 @@
  * change that layer instead.
  */
 import { createHash } from 'node:crypto';
-import type { BrowserAction, LinkScope, LoginSpec, ProxyRotation, ProxySpec } from './generated/events.ts';
+import type { BrowserAction, DownloadSpec, LinkScope, LoginSpec, ProxyRotation, ProxySpec } from './generated/events.ts';
 
 export interface RequestOptions {
   /** Extra request headers by name; checked by checkRequestOptions (no Host, hop-by-hop, CR/LF…). */
@@ -36,6 +36,10 @@ export interface RequestOptions {
   readonly exclude_patterns?: readonly string[];
   readonly scope?: LinkScope | null;
   readonly follow_nofollow?: boolean;
+  /** Text and Markdown of the main content only (Readability), not the whole body. */
+  readonly only_main_content?: boolean;
+  /** Linked files to keep in the content store; null: none. */
+  readonly downloads?: DownloadSpec | null;
 }
 
 /** The reach options as a spec carries them. */
@@ -51,6 +55,8 @@ export interface SpecReachOptions {
   readonly exclude_patterns: readonly string[];
   readonly scope: LinkScope | null;
   readonly follow_nofollow: boolean;
+  readonly only_main_content: boolean;
+  readonly downloads: DownloadSpec | null;
 }
 
 /** What a new crawl gets when no layer sets a reach option. */
@@ -66,13 +72,15 @@ export const DEFAULT_REACH_OPTIONS: SpecReachOptions = Object.freeze({
   exclude_patterns: Object.freeze([]),
   scope: null,
   follow_nofollow: false,
+  only_main_content: false,
+  downloads: null,
 });
 
 const REACH_FIELDS = Object.keys(DEFAULT_REACH_OPTIONS) as (keyof SpecReachOptions)[];
 
 /**
  * The reach options of `layers` (least specific first): each field is the last layer's that sets
- * it (null counts as set only for `login` and `scope`, which a layer may clear).
+ * it (null counts as set only for `login`, `scope` and `downloads`, which a layer may clear).
  */
 export function mergeReachOptions(...layers: readonly (RequestOptions | null | undefined)[]): SpecReachOptions {
   const merged: Record<string, unknown> = { ...DEFAULT_REACH_OPTIONS };

@@ -24,9 +24,11 @@ export const sampleSpec: CrawlSpec = {
   exclude_patterns: ['\\.pdf$'],
   item_root: 'article.job',
   item_fields: [
-    { name: 'title', selector: 'h2', attribute: null },
-    { name: 'link', selector: 'a', attribute: 'href' },
+    { name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] },
+    { name: 'link', selector: 'a', attribute: 'href', xpath: null, transforms: [] },
   ],
+  item_root_xpath: null,
+  item_schema: null,
   formats: [],
   max_age: null,
   ignore_cache: false,
@@ -40,6 +42,7 @@ export const sampleSpec: CrawlSpec = {
   scope: 'same_host',
   follow_nofollow: false,
   honour_canonical: true,
+  reextract_of: null,
   // Reach options off: tests run the sample spec against local sites, directly and over HTTP.
   proxies: [],
   proxy_rotation: 'round_robin',
@@ -48,6 +51,8 @@ export const sampleSpec: CrawlSpec = {
   login: null,
   block_patterns: [],
   adaptive_throttle: false,
+  only_main_content: false,
+  downloads: null,
 };
 
 const envelope = (n: number) => ({
@@ -105,6 +110,7 @@ export const samples: EventMap = {
       etag: 'W/"listings-2-v7"',
       last_modified: 'Fri, 20 Nov 2026 09:58:00 GMT',
     },
+    user_id: 'alice',
   },
   PageFetched: {
     ...envelope(5),
@@ -135,6 +141,10 @@ export const samples: EventMap = {
     content_refused: null,
     canonical_url: null,
     notes: [],
+    downloads: [],
+    throttle: null,
+    simhash: '9f3a5c7e1b2d4f60',
+    near_duplicate_of: null,
   },
   PageFailed: {
     ...envelope(6),
@@ -167,6 +177,7 @@ export const samples: EventMap = {
     url: 'https://jobs.example/listings?page=2',
     fields: { title: 'Rust engineer', link: 'https://jobs.example/jobs/17' },
     truncated_fields: [],
+    errors: [],
   },
   JobCompleted: {
     ...envelope(8),

@@ -39,12 +39,24 @@ export interface CrawlRequested {
 
 export type PaginationType = 'none' | 'next_link' | 'page_param' | 'infinite_scroll' | 'load_more';
 
+export type FieldTransformType = 'trim' | 'number' | 'date' | 'absolute_url' | 'regex';
+
+export interface FieldTransform {
+  readonly type: FieldTransformType;
+  /** regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one). */
+  readonly pattern: null | string;
+}
+
 export interface ItemField {
   readonly name: string;
   /** CSS selector inside the item root; empty for the root itself. */
   readonly selector: string;
   /** Attribute to read; null reads the text. */
   readonly attribute: null | string;
+  /** XPath 1.0 expression from the item root, read instead of selector: its first node (an element's text or attribute, an attribute's value) or its string value. */
+  readonly xpath: null | string;
+  /** Applied in order to the value read, before the item schema validates the item. */
+  readonly transforms: readonly FieldTransform[];
 }
 
 export type SitemapMode = 'include' | 'only' | 'skip';
@@ -99,6 +111,13 @@ export interface LoginSpec {
   readonly failure_text: null | string;
 }
 
+export interface DownloadSpec {
+  /** Media types of the linked files to keep (`application/pdf`, `image/*`): a link is fetched when its extension names one, kept when its Content-Type is one. */
+  readonly types: readonly string[];
+  /** A file larger than this is not kept. */
+  readonly max_bytes: number;
+}
+
 /** The rules of one crawl, carried with each job and each fetch so that no worker needs a lookup. */
 export interface CrawlSpec {
   readonly website_id: null | string;
@@ -121,9 +140,13 @@ export interface CrawlSpec {
   readonly host_concurrency: number;
   /** Least time between two requests to one host (robots.txt crawl-delay may raise it). */
   readonly host_delay_ms: number;
-  /** CSS selector of one item; null extracts no items. */
+  /** CSS selector of one item; null (and no item_root_xpath) extracts no items. */
   readonly item_root: null | string;
   readonly item_fields: readonly ItemField[];
+  /** XPath 1.0 expression selecting the items, used when item_root is null. */
+  readonly item_root_xpath: null | string;
+  /** JSON Schema (as JSON text) each item is validated against after its fields' transforms; an item that fails it is kept with its errors. */
+  readonly item_schema: null | string;
   /** Content formats to keep of each HTML page (html, text, markdown) in the content store; empty keeps none. */
   readonly formats: readonly string[];
   /** Seconds: a page the job's user fetched this recently is reused from the HTTP cache without a request (its stored body parsed again). Null: never reused without asking the site. */
@@ -132,6 +155,8 @@ export interface CrawlSpec {
   readonly ignore_cache: boolean;
   /** Keep each whole HTML page's body in the content store for the HTTP cache, so that a later crawl by the same user can revalidate it (a 304 reuses it) or reuse it within max_age. The API sets it true for a recurring schedule's runs and false otherwise unless the request says; events written before the field read true, as the HTTP cache then stored every page. */
   readonly store_in_cache: boolean;
+  /** Set on a re-extraction (POST /jobs/:id/reextract): the finished job whose stored pages this job parses again under its own extraction rules. Nothing is fetched: the frontier requests the source job's fetched pages (never a link), each with the stored body it was parsed from, and the worker reads that body from the content store instead of the network; a page without one fails NOT_STORED. Null: an ordinary crawl. */
+  readonly reextract_of: null | string;
   /** What a start URL that is a site's root does with the site's sitemaps (robots.txt Sitemap lines, else /sitemap.xml): include adds their URLs to the crawl, only crawls them and the start URLs without following links, skip ignores them. */
   readonly sitemap: SitemapMode;
   /** Request headers sent with every page, robots.txt and sitemap request of the job, HTTP and browser alike (checked by the API: no Host, hop-by-hop or CR/LF). Authorization is dropped on a redirect to another origin. */
@@ -163,6 +188,10 @@ export interface CrawlSpec {
   readonly block_patterns: readonly string[];
   /** Adapt each host's delay and concurrency to its latency and errors (AutoThrottle), never above host_concurrency nor below host_delay_ms / Crawl-delay. */
   readonly adaptive_throttle: boolean;
+  /** The text and markdown formats hold the page's main content (Mozilla Readability: navigation, headers, footers and ads dropped) rather than its whole body. */
+  readonly only_main_content: boolean;
+  /** Linked files (links, images) each page's fetch also fetches and keeps in the content store by their hash (PageFetched.downloads). Null: none. */
+  readonly downloads: null | DownloadSpec;
 }
 
 /** A job was handed to the crawl: everything a worker needs, without a lookup. */
@@ -222,6 +251,8 @@ export interface FetchRequested {
   readonly params: Readonly<Record<string, string>>;
   /** The cache entry the worker may reuse (within CrawlSpec.max_age) or revalidate (a conditional request); null: none, or the job bypasses the cache. */
   readonly cached: null | CachedPage;
+  /** The job's user (JobDispatched.user_id): the worker shares its fetch slots, browser tabs and parse threads between users, then between a user's jobs. Null: written before it, or a job without one; the job is then a tenant of its own. */
+  readonly user_id: null | string;
 }
 
 /** How a page was fetched: plain HTTP or headless Chromium. */
@@ -238,6 +269,26 @@ export interface StoredFormat {
 
 /** not_modified: a conditional request answered 304; max_age: reused within CrawlSpec.max_age without a request. */
 export type CacheReuse = 'not_modified' | 'max_age';
+
+export interface StoredDownload {
+  /** The file's URL, as linked (normalised). */
+  readonly url: string;
+  /** sha-256 (hex) of the file's bytes, its key in the content store. */
+  readonly sha256: string;
+  /** The file's Content-Type as served. */
+  readonly content_type: null | string;
+  /** The file's size. */
+  readonly bytes: number;
+}
+
+export interface ThrottleSetting {
+  /** The host (with its port when not the default) the setting steers. */
+  readonly host: string;
+  /** Delay between the job's request starts on the host the adaptive throttle chose. */
+  readonly delay_ms: number;
+  /** The job's requests in flight on the host it allows. */
+  readonly concurrency: number;
+}
 
 /** A worker fetched (and, when HTML, parsed) a page. */
 export interface PageFetched {
@@ -287,6 +338,14 @@ export interface PageFetched {
   readonly canonical_url: null | string;
   /** What the worker tells the job's log besides the page, one line each, at most 5 of 200 characters: a proxy of the job benched since the job's previous page on this worker (`proxy <host:port> benched for <n> s after <n> connect errors in a row`). Never a credential. */
   readonly notes: readonly string[];
+  /** The linked files of this page kept in the content store (CrawlSpec.downloads), at most TRAWL_DOWNLOADS_MAX_PER_PAGE. */
+  readonly downloads: readonly StoredDownload[];
+  /** What the adaptive throttle (CrawlSpec.adaptive_throttle) chose for the page's host, said when it moved by a meaningful margin since the worker last said it for the job (its first value, a change of concurrency, or of the delay by 25% and 20 ms), at most 100 times per job and worker. Null: nothing new (or no adaptive throttle). */
+  readonly throttle: null | ThrottleSetting;
+  /** 64-bit similarity hash (Charikar's simhash, 16 hex digits) of the page's main text: pages whose hashes differ in a few bits are near-duplicates. Null: not HTML, or no text. */
+  readonly simhash: null | string;
+  /** Set when the page is a near-duplicate (its simhash within TRAWL_NEAR_DUPLICATE_DISTANCE bits) of this earlier page of the job on the same host, as the worker that fetched both saw them: a print view, a session-id mirror. Its links were followed; its items, when they were the original's, were not extracted again (item_count 0). Null: a page of its own. */
+  readonly near_duplicate_of: null | string;
 }
 
 /** A fetch failed for good (after its retry tiers, or at once when not retriable). */
@@ -340,6 +399,8 @@ export interface ItemExtracted {
   readonly fields: Readonly<Record<string, string>>;
   /** Fields whose values were cut (at a UTF-8 character boundary) to keep the event under the size limit (TRAWL_MAX_EVENT_BYTES). */
   readonly truncated_fields: readonly string[];
+  /** Why the item fails its website's item schema or a field transform (at most 10, each cut to 300 characters); empty for a valid item. An invalid item is kept, never dropped. */
+  readonly errors: readonly string[];
 }
 
 export type JobOutcome = 'finished' | 'cancelled';

@@ -47,6 +47,7 @@ import { DeliveryCounter, maxDeliveriesOf, type DeliveryCounterOptions } from '.
 import { HeartbeatKeeper } from './heartbeat-keeper.ts';
 import { OffsetCommitter, groupOffsetsByTopic, type CommitTarget } from './offset-committer.ts';
 import { PauseControl, tpKey } from './pause-control.ts';
+import { batchBytes, type FlowMinBytes } from './flow-min-bytes.ts';
 
 export type GroupOffsets = { topic: string; partition: number; offset: string }[];
 
@@ -111,6 +112,8 @@ export interface MemberSetup {
   readonly readyWhen: 'assigned' | 'positioned';
   /** Lifecycle lines at debug rather than info: a member that is a service's side line, not its work. */
   readonly quiet?: boolean;
+  /** The fetch's minimum bytes when it follows the flow (`consumer.minBytes` is this object): told each batch's bytes. */
+  readonly fetchFlow?: Pick<FlowMinBytes, 'observe'>;
   /** For a member that counts re-reads' deliveries; `maxDeliveries` as the option gave it. */
   readonly deliveries?: Omit<DeliveryCounterOptions, 'groupId' | 'logger' | 'maxDeliveries'> & { readonly maxDeliveries: number | undefined };
 }
@@ -249,6 +252,7 @@ class GroupMember<Stats> implements MemberRuntime {
     this.heartbeats.use(payload.heartbeat);
     this.groupCommit = (offsets) => payload.commitOffsetsIfNecessary({ topics: groupOffsetsByTopic(offsets) });
     if (this.stopping.aborted || !payload.isRunning() || payload.isStale() || payload.batch.messages.length === 0) return;
+    this.setup.fetchFlow?.observe(batchBytes(payload.batch.messages));
     this.batches += 1;
     try {
       await this.strategy.onBatch(payload);

@@ -93,6 +93,14 @@ export interface ProjectionOptions {
    * fills 64 KiB in about that time anyway; 200 made a crawl's end wait ~150 ms longer per hop).
    */
   readonly maxWaitTimeMs?: number;
+  /**
+   * Ask for fetchMinBytes only while the flow fills half of it per maxWaitTimeMs, else for 1 byte
+   * (consumer/flow-min-bytes.ts): a trickle's events are applied as they come instead of waiting
+   * maxWaitTimeMs each, a full-pace flow is batched as before, an idle one polls as before; a
+   * middling flow loses its batching. The frontier's opt-in (TRAWL_FRONTIER_ADAPTIVE_FETCH=1).
+   * Default false.
+   */
+  readonly adaptiveFetchMinBytes?: boolean;
   /** How long stop() waits for running transactions. Default 30 s; after it they are abandoned (rolled back). */
   readonly drainTimeoutMs?: number;
   /** How long start waits for Postgres before giving up. Default 60 s. */

@@ -57,6 +57,7 @@ import { claimOffset, ensureOffsetsTable } from './offset-store.ts';
 import { OffsetTransactions, type PartitionBatch } from './offset-transactions.ts';
 import { applyRereadBatch, type RereadBatchDeps } from './reread-batch.ts';
 import { decodeBatch, rawBatch, type DecodeBatchDeps } from './decode-batch.ts';
+import { FlowMinBytes } from '../consumer/flow-min-bytes.ts';
 import { projectionFetchSettings, type ApplyEvents, type Projection, type ProjectionOptions, type RawProjectionOptions } from './projection-options.ts';
 
 export type { ApplyEvents, ApplyMessages, Projection, ProjectedEvent, ProjectedEventOf, ProjectedMessage, ProjectionOptions, RawProjectionOptions } from './projection-options.ts';
@@ -316,6 +317,8 @@ function start(o: ProjectionOptions, raw: boolean): Promise<Projection> {
   // would crash the process. The next query simply fails and is retried.
   pool.on('error', (err) => logger.warn({ err }, 'idle Postgres client failed'));
   const heartbeatIntervalMs = o.heartbeatIntervalMs ?? 3_000;
+  const fetch = projectionFetchSettings(o);
+  const fetchFlow = o.adaptiveFetchMinBytes ? new FlowMinBytes(fetch.minBytes, fetch.maxWaitTimeInMs) : undefined;
   return startGroupMember(
     {
       kind: 'projection',
@@ -327,7 +330,9 @@ function start(o: ProjectionOptions, raw: boolean): Promise<Projection> {
         groupId: groupIdOf(o),
         sessionTimeout: o.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: heartbeatIntervalMs,
-        ...projectionFetchSettings(o),
+        maxWaitTimeInMs: fetch.maxWaitTimeInMs,
+        // kafkajs reads the figure at each fetch (FlowMinBytes.valueOf); its type says number.
+        minBytes: fetchFlow ? (fetchFlow as unknown as number) : fetch.minBytes,
         maxBytesPerPartition: o.maxBytesPerPartition ?? 1024 * 1024,
         allowAutoTopicCreation: false,
         ...(o.partitionAssigners ? { partitionAssigners: [...o.partitionAssigners] } : {}),
@@ -340,6 +345,7 @@ function start(o: ProjectionOptions, raw: boolean): Promise<Projection> {
       drainTimeoutMs: o.drainTimeoutMs ?? 30_000,
       statsLogIntervalMs: o.statsLogIntervalMs ?? 60_000,
       readyWhen: 'assigned',
+      ...(fetchFlow ? { fetchFlow } : {}),
       deliveries: { maxDeliveries: o.maxDeliveries, pool, backoff: o.backoff ?? { initialMs: 200, maxMs: 30_000 } },
     },
     (runtime) => new PostgresProjection(o, raw, runtime, kafka, pool, !o.pool),

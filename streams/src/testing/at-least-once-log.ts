@@ -102,7 +102,7 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
       if (failFirst) {
         failed += succeeds ? 0 : 1;
         out.push(ev('PageFailed', {
-          job_id, fetch_id, url, depth: 1, status: rnd() < 0.5 ? 503 : null, error_code: 'HTTP_5XX', error_message: 'unavailable', attempts: 4, render_mode: 'http',
+          job_id, fetch_id, url, depth: 1, status: rnd() < 0.5 ? 503 : null, error_code: p % 2 === 0 ? 'TRAWL_BLOCKED' : 'HTTP_5XX', error_message: 'unavailable', attempts: 4, render_mode: 'http',
         }, stableId(job_id, 'PageFailed', fetch_id), at(t)));
       }
       if (!succeeds) continue;
@@ -118,13 +118,15 @@ export function atLeastOnceLog(o: AtLeastOnceLogOptions): LogRecord[] {
         etag: rnd() < 0.6 ? `"v${int(1, 3)}"` : null,
         last_modified: rnd() < 0.5 ? new Date(base - int(1, 100) * 86_400_000).toUTCString() : null,
         from_cache: stored ? pick([null, null, 'not_modified', 'max_age'] as const) : null,
-        sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
+        sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null,
+        // What the job's counters count from the log (by page index, no draw: a seed's other figures stay).
+        canonical_url: p % 5 === 3 ? `https://${host}/p/0` : null, notes: p % 7 === 4 ? ['session retired and replaced: session 0 met a block (TRAWL_BLOCKED)'] : [], throttle: null, simhash: null, near_duplicate_of: null, downloads: [],
       }, stableId(job_id, 'PageFetched', fetch_id), at(t + 200)));
       for (let i = 0; i < count; i++) {
         items++;
         const item_key = stableId('item-key', fetch_id, i);
         out.push(ev('ItemExtracted', {
-          job_id, fetch_id, item_key, url, fields: { title: `item ${j}/${p}/${i}`, price: `${int(1, 99)}.00` }, truncated_fields: [],
+          job_id, fetch_id, item_key, url, fields: { title: `item ${j}/${p}/${i}`, price: `${int(1, 99)}.00` }, truncated_fields: [], errors: [],
         }, stableId(job_id, 'ItemExtracted', item_key), at(t + 210 + i)));
       }
     }

@@ -79,7 +79,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       failed++;
       out.push(ev('PageFailed', {
         job_id, fetch_id, url, depth: p === 0 ? 0 : 1 + (p % 2), status: roll < 0.03 ? 503 : null,
-        error_code: roll < 0.03 ? 'HTTP_5XX' : 'TIMEOUT', error_message: roll < 0.03 ? 'Service "Unavailable"\tretry later' : 'timed out after 10 s',
+        error_code: roll < 0.03 ? 'HTTP_5XX' : p % 3 === 0 ? 'TRAWL_BLOCKED' : 'TIMEOUT', error_message: roll < 0.03 ? 'Service "Unavailable"\tretry later' : p % 3 === 0 ? 'blocked: a captcha page' : 'timed out after 10 s',
         attempts: 4, render_mode: 'http',
       }, eventId('PageFailed', fetch_id), at(20 + Math.floor(rnd() * 40))));
       continue;
@@ -91,7 +91,7 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       job_id, fetch_id, url, final_url: roll > 0.95 ? `${url}&redirected=1` : url, status, content_type: 'text/html; charset=utf-8',
       bytes: 1000 + Math.floor(rnd() * 90_000), fetch_ms: 5 + Math.floor(rnd() * 900), render_mode: roll > 0.9 ? 'browser' : 'http',
       depth: p === 0 ? 0 : 1 + (p % 2), links: [`https://${host}/page/${jobIndex}/${p + 1}`], next_page: null, item_count: count, links_dropped: 0,
-      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
+      truncated: false, parsed: true, attempt: roll > 0.85 ? 2 : 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: p % 11 === 7 ? `https://${host}/page/${jobIndex}/0` : null, notes: p % 13 === 9 ? ['session retired and replaced: session 1 met a block (TRAWL_BLOCKED)'] : [], throttle: null, simhash: null, near_duplicate_of: null, downloads: [],
     };
     const pageAt = at(20 + Math.floor(rnd() * 40));
     out.push(ev('PageFetched', page, eventId('PageFetched', fetch_id), pageAt));
@@ -101,7 +101,8 @@ export function syntheticJob(jobIndex: number, o: SyntheticCrawlOptions): Synthe
       out.push(ev('ItemExtracted', {
         job_id, fetch_id, item_key, url,
         fields: { title: `Item ${jobIndex}-${p}-${i} "quoted" \\ back\nslash`, price: `${(rnd() * 100).toFixed(2)} EUR`, note: 'ünïcødé ✓' },
-        truncated_fields: [],
+        // Some items fail their website's item schema: kept with their errors (projector-pg counts them).
+        truncated_fields: [], errors: (p + i) % 5 === 3 ? ['/price must be number'] : [],
       }, eventId('ItemExtracted', item_key), at(1)));
     }
     // A worker that crashed after producing fetches again: same fetch, new event id, later.

@@ -18,7 +18,7 @@ const FLOWS: Readonly<Record<keyof typeof TOPICS, TopicFlow>> = {
     producers: ['api (CrawlRequested, JobDispatched, JobCancelled, JobPaused, JobResumed)', 'dispatcher (JobDispatched)', 'frontier (JobCompleted, JobFailed)'],
     consumers: [
       'frontier (`trawl-frontier`)',
-      'projector-pg (`trawl-projection-pg-v4`)',
+      'projector-pg (`trawl-projection-pg-v5`)',
       'projector-ch (`trawl-projection-ch-v2`)',
       'webhooks (`trawl-webhooks`)',
       'api live feed and worker ended-jobs (live, nothing committed)',

@@ -28,7 +28,7 @@ const pages = Number(values.pages);
 const reps = Number(values.reps);
 const html = Array.from({ length: pages }, (_, i) => pageHtml(DEFAULT_SITE, 8080, i + 1));
 const url = (i: number) => `http://127.0.0.1:8080/p/${i + 1}`;
-const fields = ITEM_FIELDS.map((f) => ({ ...f }));
+const fields = ITEM_FIELDS.map((f) => ({ ...f, xpath: null, transforms: [] }));
 const withItems = { ...crawlSpec(null, { depth: 100, max_pages: 0 }), item_root: ITEM_ROOT, item_fields: fields };
 const withoutItems = { ...withItems, item_root: null, item_fields: [] };
 const rulesWith = compileRules(withItems);

@@ -10,5 +10,7 @@ export { proxyOnly, expectedProxyOnly, cameThroughProxy, PROXY_ONLY_ITEMS } from
 export { members, expectedMembers, membersRecord, isMemberPage, MEMBER_PAGES, MEMBER_ITEMS_PER_PAGE, type MembersRecord, type MembersRequest } from './hard-site/members.ts';
 export { startHttpProxy, startSocksProxy, PROXY_VIA_NAME, PROXY_EGRESS_ADDRESS, type RunningProxy, type ProxyCredentials, type ProxyOptions } from './proxies.ts';
 export { linkRules, expectedLinkRules, linkRulesEntry, LINK_RULES_HOSTS, type ExpectedLinkRules, type LinkRulesOptions } from './hard-site/link-rules.ts';
+export { structured, expectedStructured, STRUCTURED_ARTICLES, STRUCTURED_ENTRY, type ExpectedStructured } from './hard-site/structured.ts';
 export { rateLimit, expectedRateLimit, rateLimitRecord, RATE_LIMIT_PAGES, type RateLimitRecord } from './hard-site/rate-limit.ts';
+export { documents, expectedDocuments } from './hard-site/documents.ts';
 export { createLoadedSite, type LoadedSite, type LoadedSiteOptions } from './loaded-site.ts';

@@ -289,8 +289,8 @@ export async function createTestSite(options: TestSiteOptions = {}): Promise<Tes
     spec: {
       item_root: 'article.item',
       item_fields: [
-        { name: 'title', selector: 'h2', attribute: null },
-        { name: 'link', selector: 'a.more', attribute: 'href' },
+        { name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] },
+        { name: 'link', selector: 'a.more', attribute: 'href', xpath: null, transforms: [] },
       ],
     },
     expected(maxDepth: number): ExpectedCrawl {

@@ -14,7 +14,7 @@
  * so that they do not bind. Prints the figures with the load average and one JSON line; writes
  * bench-results/scrape.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,11 +44,27 @@ const users = Number(values.users);
 const formats = values.formats.split(',').map((f) => f.trim()).filter(Boolean);
 if (![requests, concurrency, seconds, workers, pageBytes, users].every((n) => Number.isInteger(n) && n >= 1)) throw new Error('every option must be a positive whole number');
 
+/** CPU time (user + system, ms) of each service process so far, by app and index; empty without /proc. */
+function serviceCpuMs(p: Pipeline): Record<string, number> {
+  const out: Record<string, number> = {};
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  p.children.forEach((c, i) => {
+    try {
+      const fields = readFileSync(`/proc/${c.process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out[`${c.app}-${i}`] = (Number(fields[11]) + Number(fields[12])) * tick;
+    } catch {
+      // Not Linux, or the child is gone.
+    }
+  });
+  return out;
+}
+
 const quantile = (xs: readonly number[], q: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 };
 
+const loadAtStart = loadavg().map((l) => Number(l.toFixed(2)));
 const PAGES = 5_000;
 const site = await createTestSite({ pages: PAGES, linksPerPage: 3, itemsPerPage: 2, traps: false, pageBytes });
 const pipeline = await Pipeline.start({ env: { TRAWL_QUOTA_ACTIVE_JOBS: '100000', TRAWL_QUOTA_PAGES_PER_DAY: '10000000', TRAWL_API_CRAWL_RATE_LIMIT: '1000000', TRAWL_API_RATE_LIMIT: '1000000' } });
@@ -64,9 +80,9 @@ try {
   const apis = await Promise.all(Array.from({ length: users }, async (_, i) => apiClient(base, await pipeline.createKey(`bench-scraper-${i}`))));
   let next = 1;
   let failed = 0;
-  /** Load-phase scrapes: job id → when the request left and the answer came (epoch ms). */
-  const timed = new Map<string, { sent: number; answered: number }>();
-  let recording = false;
+  /** Measured scrapes: job id → the phase, when the request left and when the answer came (epoch ms). */
+  const timed = new Map<string, { phase: 'sequential' | 'load'; sent: number; answered: number }>();
+  let recording: 'sequential' | 'load' | null = null;
   const scrape = async (): Promise<{ ms: number; live: boolean }> => {
     const sent = Date.now();
     const n = next++;
@@ -75,18 +91,19 @@ try {
     const started = performance.now();
     const res = await api('POST', '/scrape', { url, formats: [...formats, 'links'] });
     const ms = performance.now() - started;
-    if (recording) timed.set(res.body.job_id as string, { sent, answered: Date.now() });
+    if (recording) timed.set(res.body.job_id as string, { phase: recording, sent, answered: Date.now() });
     if (res.status !== 200) throw new Error(`scrape of ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     if (res.body.ok !== true) {
       failed++;
       console.error(`scrape of ${url} not ok: ${JSON.stringify(res.body.error)}`);
     }
-    return { ms, live: Array.isArray((res.body.formats as Record<string, unknown>).links) };
+    return { ms, live: Array.isArray((res.body.formats as Record<string, unknown> | undefined)?.links) };
   };
   // Warm up until answers come from the live subscription (it joins in the background).
   await until(scrape, (r) => r.live, 60_000, 'a scrape answered live', pipeline);
   for (let i = 0; i < 20; i++) await scrape();
 
+  recording = 'sequential';
   const latencies: number[] = [];
   let fromReadModel = 0;
   for (let i = 0; i < requests; i++) {
@@ -95,7 +112,8 @@ try {
     if (!r.live) fromReadModel++;
   }
 
-  recording = true;
+  recording = 'load';
+  const cpuBefore = serviceCpuMs(pipeline);
   let done = 0;
   const loadLatencies: number[] = [];
   const until_ = performance.now() + seconds * 1000;
@@ -109,31 +127,40 @@ try {
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  recording = false;
+  recording = null;
+  // Each service's CPU over the load phase, per scrape answered (Linux /proc; {} elsewhere).
+  const cpuAfter = serviceCpuMs(pipeline);
+  const cpuPerScrape = Object.fromEntries(Object.entries(cpuAfter).map(([name, ms]) => [name, Number(((ms - (cpuBefore[name] ?? 0)) / Math.max(1, done)).toFixed(1))]));
 
-  // Where the time of a loaded scrape goes, from the events' own clocks (one machine, one clock).
-  const events = await readEvents(pipeline.kafka, pipeline.codec, [pipeline.topics.jobs, pipeline.topics.pages]);
+  // Where the time of a scrape goes, from the Kafka records' timestamps (set by each producer as it
+  // sends; one machine, one clock): the API's admission up to its produce, the frontier's hop
+  // (JobDispatched → FetchRequested), the worker's (FetchRequested → PageFetched, the fetch itself
+  // apart), and the answer (PageFetched → the API's answer: the live feed, the content store, metadata).
+  const events = await readEvents(pipeline.kafka, pipeline.codec, [pipeline.topics.jobs, pipeline.topics.pages, pipeline.topics.fetch]);
   const at = new Map<string, Record<string, number>>();
-  for (const { event } of events) {
-    const v = event.value as { job_id?: string; occurred_at?: number | Date; fetch_ms?: number };
+  for (const { event, timestamp } of events) {
+    const v = event.value as { job_id?: string; fetch_ms?: number };
     if (!v.job_id || !timed.has(v.job_id)) continue;
-    const when = typeof v.occurred_at === 'number' ? v.occurred_at : new Date(v.occurred_at as Date).getTime();
     const row = at.get(v.job_id) ?? {};
-    row[event.name] ??= when;
+    row[event.name] ??= Number(timestamp);
     if (event.name === 'PageFetched') row.fetch_ms = v.fetch_ms ?? 0;
     at.set(v.job_id, row);
   }
-  const stage = (f: (t: { sent: number; answered: number }, r: Record<string, number>) => number | undefined) => {
-    const xs = [...timed].map(([id, t]) => f(t, at.get(id) ?? {})).filter((x): x is number => x !== undefined && Number.isFinite(x));
-    return xs.length === 0 ? null : { p50: Math.round(quantile(xs, 0.5)), p99: Math.round(quantile(xs, 0.99)) };
+  const stagesOf = (phase: 'sequential' | 'load') => {
+    const stage = (f: (t: { sent: number; answered: number }, r: Record<string, number>) => number | undefined) => {
+      const xs = [...timed].filter(([, t]) => t.phase === phase).map(([id, t]) => f(t, at.get(id) ?? {})).filter((x): x is number => x !== undefined && Number.isFinite(x));
+      return xs.length === 0 ? null : { p50: Math.round(quantile(xs, 0.5)), p99: Math.round(quantile(xs, 0.99)) };
+    };
+    return {
+      api_to_dispatched: stage((t, r) => r.JobDispatched! - t.sent),
+      frontier: stage((_t, r) => r.FetchRequested! - r.JobDispatched!),
+      worker: stage((_t, r) => r.PageFetched! - r.FetchRequested!),
+      fetch_ms: stage((_t, r) => r.fetch_ms),
+      page_to_answer: stage((t, r) => t.answered - r.PageFetched!),
+    };
   };
-  const stages = {
-    api_to_dispatched: stage((t, r) => r.JobDispatched! - t.sent),
-    // FetchRequested carries its cause's time, so the frontier's and the worker's shares are one stage.
-    dispatched_to_page: stage((_t, r) => r.PageFetched! - r.JobDispatched!),
-    fetch_ms: stage((_t, r) => r.fetch_ms),
-    page_to_answer: stage((t, r) => t.answered - r.PageFetched!),
-  };
+  const stages = stagesOf('load');
+  const sequentialStages = stagesOf('sequential');
 
   const result = {
     bench: 'scrape',
@@ -144,14 +171,19 @@ try {
     sequential: { requests, p50_ms: Math.round(quantile(latencies, 0.5)), p99_ms: Math.round(quantile(latencies, 0.99)), max_ms: Math.round(Math.max(...latencies)), from_read_model: fromReadModel },
     load: { concurrency, seconds: Number(elapsed.toFixed(1)), scrapes: done, per_second: Number((done / elapsed).toFixed(1)), p50_ms: Math.round(quantile(loadLatencies, 0.5)), p99_ms: Math.round(quantile(loadLatencies, 0.99)) },
     not_ok: failed,
+    load_cpu_ms_per_scrape: cpuPerScrape,
+    sequential_stages_ms: sequentialStages,
     load_stages_ms: stages,
+    loadavg_start: loadAtStart,
     loadavg: loadavg().map((l) => Number(l.toFixed(2))),
     at: new Date().toISOString(),
   };
   console.log(`sequential: ${requests} scrapes of ${pageBytes} B pages — p50 ${result.sequential.p50_ms} ms, p99 ${result.sequential.p99_ms} ms, max ${result.sequential.max_ms} ms (${fromReadModel} from the read model)`);
   console.log(`load: ${concurrency} clients (${users} users) for ${result.load.seconds} s — ${done} scrapes, ${result.load.per_second}/s, p50 ${result.load.p50_ms} ms, p99 ${result.load.p99_ms} ms`);
+  console.log(`sequential stages (p50/p99 ms): ${Object.entries(sequentialStages).map(([k, v]) => `${k} ${v?.p50}/${v?.p99}`).join(', ')}`);
   console.log(`load stages (p50/p99 ms): ${Object.entries(stages).map(([k, v]) => `${k} ${v?.p50}/${v?.p99}`).join(', ')}`);
-  console.log(`pages not ok: ${failed}; load average: ${result.loadavg.join(' ')}`);
+  console.log(`load CPU ms a scrape: ${Object.entries(cpuPerScrape).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(`pages not ok: ${failed}; load average: ${result.loadavg.join(' ')} (at the start: ${loadAtStart.join(' ')})`);
   console.log(JSON.stringify(result));
   const dir = join(repoRoot, 'bench-results');
   mkdirSync(dir, { recursive: true });

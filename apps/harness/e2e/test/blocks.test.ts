@@ -4,6 +4,9 @@
  * `block_patterns`. A crawl of it with `formats: ["html"]` stores no captcha and no notice: each
  * such page fails TRAWL_BLOCKED after its retries, never as content and never parsed; the job view
  * counts them (`pages_blocked`), and the worker's metrics count every blocked answer.
+ *
+ * Adaptive throttling's choice is in the job view too: a crawl with `adaptive_throttle` shows the
+ * host's delay and concurrency (`throttle`), from the PageFetched that said them.
  */
 import { randomUUID } from 'node:crypto';
 import { ContentStore, contentStoreConfig } from '@trawl/content';
@@ -83,3 +86,27 @@ it('stores no captcha and no declared block, and counts them blocked', async () 
   expect(count('captcha')).toBe((pagesOfSite - expectedRateLimit.limit - 1) * 3);
   expect(count('pattern')).toBe(3);
 }, 180_000);
+
+it("shows the adaptive throttle's delay and concurrency per host in the job view", async () => {
+  const submitted = await api('POST', '/crawl', {
+    start_urls: [`${site.origin}/links/`], depth: 1, sitemap: 'skip', ignore_cache: true, adaptive_throttle: true,
+  });
+  expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+  const jobId = submitted.body.job_id as string;
+  const status = await until(() => api('GET', `/jobs/${jobId}/status`), (r) => ['finished', 'failed', 'cancelled'].includes(r.body.status as string), 120_000, `job ${jobId} over`);
+  expect(status.body).toMatchObject({ status: 'finished', counters: { pages_failed: 0 } });
+  const host = new URL(site.origin).host;
+  const throttle = status.body.throttle as { host: string; delay_ms: number; concurrency: number; at: string }[];
+  expect(throttle.map((t) => t.host)).toEqual([host]);
+  const [setting] = throttle;
+  // Within the job's bounds: at least one in flight, never over its host_concurrency (8 without a website).
+  expect(setting!.concurrency).toBeGreaterThanOrEqual(1);
+  expect(setting!.concurrency).toBeLessThanOrEqual(8);
+  expect(setting!.delay_ms).toBeGreaterThanOrEqual(0);
+  expect(Number.isNaN(Date.parse(setting!.at))).toBe(false);
+  // Said on the page events, and the latest one said is what the view shows.
+  const said = (await readEvents(pipeline.kafka, pipeline.codec, [pipeline.topics.pages]))
+    .filter((e) => e.event.name === 'PageFetched').map((e) => e.event.value as PageFetched).filter((p) => p.job_id === jobId && p.throttle !== null);
+  expect(said.length).toBeGreaterThan(0);
+  expect(said[said.length - 1]!.throttle).toEqual({ host, delay_ms: setting!.delay_ms, concurrency: setting!.concurrency });
+}, 120_000);

@@ -133,6 +133,7 @@ describe('a lost fetch', () => {
         content_refused: null,
         canonical_url: null,
         notes: [],
+        throttle: null, simhash: null, near_duplicate_of: null, downloads: [],
       },
       { topic: p.topics.pages },
     );

@@ -66,7 +66,7 @@ describe('a page whose events would be over the broker limit', () => {
     const spec = {
       ...crawlSpec(null, { depth: 0, max_pages: 10 }),
       item_root: 'div.item',
-      item_fields: Array.from({ length: FIELDS }, (_, i) => ({ name: `f${i}`, selector: `p.f${i}`, attribute: null })),
+      item_fields: Array.from({ length: FIELDS }, (_, i) => ({ name: `f${i}`, selector: `p.f${i}`, attribute: null, xpath: null, transforms: [] })),
     };
     await p.producer.emit(
       'JobDispatched',
@@ -128,7 +128,7 @@ describe('a page whose events would be over the broker limit', () => {
     const spec = {
       ...crawlSpec(null, { depth: 0, max_pages: 10 }),
       item_root: 'div.item',
-      item_fields: Array.from({ length: FIELDS }, (_, i) => ({ name: `${LONG_NAME}${i}`, selector: `p.f${i}`, attribute: null })),
+      item_fields: Array.from({ length: FIELDS }, (_, i) => ({ name: `${LONG_NAME}${i}`, selector: `p.f${i}`, attribute: null, xpath: null, transforms: [] })),
     };
     await p.producer.emit(
       'JobDispatched',

@@ -12,9 +12,10 @@
  *   sessions retired and replaced (`sessions_replaced`), the pages retried until they came, and
  *   no stored page holds the captcha;
  * - the same crawl without the options ends clearly: a wrong password fails the job LOGIN_FAILED;
- *   without the login, the members' wall (declared in `block_patterns`) ends TRAWL_BLOCKED — not
- *   declared, it is an ordinary 200 page with no items, which nothing tells from an empty list; a
- *   rate-limited area crawled without sessions ends with its captchas TRAWL_BLOCKED, counted;
+ *   without the login (and without any `block_patterns`), the member page that redirects to the
+ *   login form ends TRAWL_LOGIN_REQUIRED at once, counted blocked, the job's log saying to declare
+ *   `login` — not an empty page; a rate-limited area crawled without sessions ends with its
+ *   captchas TRAWL_BLOCKED, counted;
  * - a worker SIGKILLed mid-crawl: the job still gives every item, and both read models replayed
  *   from the log equal the live ones.
  */
@@ -209,22 +210,29 @@ describe('the members area behind a login, rate-limited per session, through pro
     expect(record.failedLogins - failedBefore).toBeLessThanOrEqual(SESSIONS);
   }, 120_000);
 
-  it("without the login, the members' wall declared as a block pattern ends TRAWL_BLOCKED, not as an empty page", async () => {
-    // Undeclared, the wall is an ordinary 200 page (the consent interstitial, no links, no items):
-    // nothing tells it from an empty members' list, so the website says what its wall looks like.
+  it("without the login, the members' wall ends TRAWL_LOGIN_REQUIRED, saying to declare a login, not as an empty page", async () => {
+    // Consent given and the header check passed, no login and no block_patterns: the member page
+    // redirects to the login form, a built-in block rule (login_wall), not retried.
     const bare = `${spider}-no-login`;
     const saved = await api('PUT', `/websites/${bare}`, {
       name: 'Members, no login', base_url: `${site.origin}/`, max_depth: 2,
       item_root: expectedMembers.itemSelector, item_fields: [{ name: 'name', selector: expectedMembers.nameSelector }],
-      user_agent: `${expectedMembers.userAgentToken}/1.0`, block_patterns: ['<title>(Before you continue|Sign in)</title>'],
+      user_agent: `${expectedMembers.userAgentToken}/1.0`,
     });
     expect(saved.status, JSON.stringify(saved.body)).toBeLessThan(300);
     const record = membersRecord(site.origin);
     const from = record.requests.length;
-    const jobId = await submit({ spider: bare, start_urls: [`${site.origin}${expectedMembers.entry}`], depth: 2, sitemap: 'skip', ignore_cache: true, formats: ['html'] });
+    const jobId = await submit({
+      spider: bare, start_urls: [`${site.origin}${expectedMembers.entry}`], depth: 2, sitemap: 'skip', ignore_cache: true, formats: ['html'],
+      cookies: { [new URL(site.origin).hostname]: ['consent=yes'] },
+    });
     const status = await ended(jobId);
     expect(status).toMatchObject({ status: 'finished', counters: { pages_fetched: 0, pages_failed: 1, pages_blocked: 1, items_extracted: 0 } });
     expect(record.requests.slice(from).filter((r) => r.valid)).toEqual([]);
+    // Asked once: nothing a retry could change.
+    expect(record.requests.slice(from).filter((r) => r.path === expectedMembers.entry)).toHaveLength(1);
+    const log = await fetch(`${base}/jobs/${jobId}/logs`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(30_000) }).then((r) => r.text());
+    expect(log).toMatch(/TRAWL_LOGIN_REQUIRED login required: \S+\/members\/ redirected to a login form \(\S+\/members\/login\?next=\S+\); declare `login`/);
   }, 120_000);
 
   it('a rate-limited area crawled without sessions or proxies ends with its captchas TRAWL_BLOCKED, counted, not stored', async () => {

@@ -46,7 +46,7 @@ function spec(origin: string, password: string): CrawlSpec {
     sitemap: 'skip',
     user_agent: `${expectedMembers.userAgentToken}/1.0 (+https://ops.example)`,
     item_root: expectedMembers.itemSelector,
-    item_fields: [{ name: 'name', selector: expectedMembers.nameSelector, attribute: null }],
+    item_fields: [{ name: 'name', selector: expectedMembers.nameSelector, attribute: null, xpath: null, transforms: [] }],
     // Slow enough that a worker can be killed mid-crawl.
     host_delay_ms: 150,
     host_concurrency: 2,

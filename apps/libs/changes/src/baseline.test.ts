@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baselineOf, type ScheduleRun } from './baseline.ts';
+import { baselineOf, namedBaseline, type ScheduleRun } from './baseline.ts';
 
 const t = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute));
 const run = (job_id: string, status: ScheduleRun['status'], started: number | null, ended: number | null, pages = 5, seen: number | null = status === 'finished' ? 5 : null): ScheduleRun => ({
@@ -47,5 +47,17 @@ describe('baselineOf', () => {
     const runs = [run('b', 'finished', 1, 5), run('a', 'finished', 2, 5), run('c', 'finished', 2, 5)];
     expect(baselineOf({ job_id: 'now', started_at: t(9) }, runs).previous?.job_id).toBe('c');
     expect(baselineOf({ job_id: 'now', started_at: t(9) }, [...runs].reverse()).previous?.job_id).toBe('c');
+  });
+});
+
+describe('namedBaseline (`against`, a re-extraction\'s source)', () => {
+  it('takes the named run, settled once it ended with its pages projected', () => {
+    expect(namedBaseline(run('r1', 'finished', 0, 5))).toEqual({ previous: run('r1', 'finished', 0, 5), settled: true, waiting_for: [] });
+    expect(namedBaseline(run('r1', 'cancelled', 0, 5)).settled).toBe(true);
+  });
+
+  it('is unsettled while the run goes on or its pages are not all projected', () => {
+    expect(namedBaseline(run('r1', 'running', 0, null)).waiting_for).toEqual(['r1 (not ended)']);
+    expect(namedBaseline(run('r1', 'finished', 0, 5, 3, 5)).waiting_for).toEqual(['r1 (3 of 5 pages projected)']);
   });
 });

@@ -74,3 +74,18 @@ export function baselineOf(current: Pick<ScheduleRun, 'job_id' | 'started_at'>, 
   }
   return { previous, settled: waiting.length === 0, waiting_for: waiting };
 }
+
+/**
+ * A baseline named rather than chosen: `GET /jobs/:id/changes?against=<job>`, or the job a
+ * re-extraction parsed again. Any run of the user compares, whatever its schedule and whenever it
+ * ran; the answer is settled once that run has ended (as finished) with all its pages projected.
+ * A run that failed or was cancelled compares too (it is the one asked for), its pages as far as
+ * they got, and is settled once ended.
+ */
+export function namedBaseline(run: ScheduleRun): Baseline {
+  if (!ENDED.has(run.status)) return { previous: run, settled: false, waiting_for: [`${run.job_id} (not ended)`] };
+  if (run.status === 'finished' && (run.completed_urls_seen === null || run.pages_recorded < run.completed_urls_seen)) {
+    return { previous: run, settled: false, waiting_for: [`${run.job_id} (${run.pages_recorded} of ${run.completed_urls_seen ?? '?'} pages projected)`] };
+  }
+  return { previous: run, settled: true, waiting_for: [] };
+}

@@ -21,16 +21,17 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { itemIndexOf } from '@trawl/crawl';
-import { baselineOf } from './baseline.ts';
+import { baselineOf, namedBaseline, type Baseline } from './baseline.ts';
 import { ChangeListing, jsonLength, type ChangeLists, type ListBounds } from './change-listing.ts';
 import { compareItems, ITEM_CHANGE_KINDS, type ItemChange, type ItemChangeKind, type RunItem } from './compare-items.ts';
 import { PAGE_CHANGE_KINDS, pageChange, type PageChange, type PageChangeKind } from './compare-pages.ts';
-import { candidateRuns, differingItemsByUrl, pagePairs, runOf, unchangedItemCount, type Db } from './read-model.ts';
+import { candidateRuns, differingItemsByUrl, pagePairs, runOf, runWithPages, unchangedItemCount, type Db } from './read-model.ts';
 import { readSnapshot, type Connect } from './sql-cursor.ts';
 
 export interface JobChanges {
   readonly job_id: string;
-  readonly schedule_id: string;
+  /** Null for a run compared with a named job (`against`, or the job a re-extraction parsed again) that is not a schedule's. */
+  readonly schedule_id: string | null;
   readonly status: string;
   /** The run compared against; null when no run of the schedule finished before this one started. */
   readonly previous_job_id: string | null;
@@ -46,7 +47,20 @@ export interface JobChanges {
   readonly truncated: boolean;
 }
 
-export type JobChangesAnswer = { readonly kind: 'not_found' } | { readonly kind: 'not_scheduled' } | { readonly kind: 'changes'; readonly changes: JobChanges };
+export type JobChangesAnswer =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'not_scheduled' }
+  /** `against` names no job in the read model. */
+  | { readonly kind: 'against_not_found' }
+  | { readonly kind: 'changes'; readonly changes: JobChanges };
+
+export interface JobChangesOptions extends Partial<ListBounds> {
+  /**
+   * The job to compare with (`?against=`): any job, whoever's — the caller checks it is the user's.
+   * Without it: a re-extraction's source job, else the schedule's previous finished run.
+   */
+  readonly against?: string;
+}
 
 /**
  * The default bounds: 1,000 entries (the API's default `limit`) and 4 MiB of estimated JSON per
@@ -60,14 +74,24 @@ const HASHES_PER_TURN = 20_000;
 const pageSize = (p: PageChange): number => 120 + p.url.length + (p.fetch_id?.length ?? 4) + (p.content_hash?.length ?? 4) + (p.previous_fetch_id?.length ?? 4) + (p.previous_content_hash?.length ?? 4);
 const itemSize = (i: ItemChange): number => 140 + i.url.length + (i.item_key?.length ?? 4) + (i.previous_item_key?.length ?? 4) + jsonLength(i.fields) + jsonLength(i.previous_fields);
 
-export async function jobChanges(pool: Connect, jobId: string, bounds: Partial<ListBounds> = {}): Promise<JobChangesAnswer> {
+export async function jobChanges(pool: Connect, jobId: string, options: JobChangesOptions = {}): Promise<JobChangesAnswer> {
+  const { against, ...bounds } = options;
   const limits: ListBounds = { ...DEFAULT_LIST_BOUNDS, ...bounds };
   return readSnapshot(pool, async (db) => {
     const run = await runOf(db, jobId);
     if (!run) return { kind: 'not_found' };
-    if (run.schedule_id === null) return { kind: 'not_scheduled' };
-    const candidates = run.dispatched_at ? await candidateRuns(db, run.schedule_id, run.job_id, run.dispatched_at) : [];
-    const baseline = baselineOf({ job_id: run.job_id, started_at: run.dispatched_at }, candidates);
+    // A baseline named (`against`, or the source of a re-extraction), else the schedule's choice.
+    const named = against ?? run.reextract_of;
+    let baseline: Baseline;
+    if (named) {
+      const other = await runWithPages(db, named);
+      if (!other) return { kind: 'against_not_found' };
+      baseline = namedBaseline(other);
+    } else {
+      if (run.schedule_id === null) return { kind: 'not_scheduled' };
+      const candidates = run.dispatched_at ? await candidateRuns(db, run.schedule_id, run.job_id, run.dispatched_at) : [];
+      baseline = baselineOf({ job_id: run.job_id, started_at: run.dispatched_at }, candidates);
+    }
     const previousId = baseline.previous?.job_id ?? null;
     const pages = await listPages(db, previousId, run.job_id, limits);
     const items = await listItems(db, previousId, run.job_id, limits);

@@ -19,15 +19,24 @@ export interface RunRow extends ScheduleRun {
    * read first); until then its schedule is unknown, and it is compared against nothing yet.
    */
   readonly dispatched_at: Date | null;
+  /** The job a re-extraction parsed again (its spec's `reextract_of`); null for a crawl. */
+  readonly reextract_of: string | null;
 }
 
 const RUN_COLUMNS = `job_id::text AS job_id, schedule_id::text AS schedule_id, status, dispatched_at,
-  coalesce(dispatched_at, first_page_at, requested_at) AS started_at, finished_at AS ended_at, completed_urls_seen`;
+  coalesce(dispatched_at, first_page_at, requested_at) AS started_at, finished_at AS ended_at, completed_urls_seen,
+  spec->>'reextract_of' AS reextract_of`;
 
 const PAGES_RECORDED = `CASE WHEN status = 'finished' THEN (SELECT count(*)::int FROM job_pages p WHERE p.job_id = c.job_id) ELSE 0 END`;
 
 export async function runOf(db: Db, jobId: string): Promise<RunRow | undefined> {
   const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS}, 0 AS pages_recorded FROM jobs WHERE job_id::text = $1`, [jobId]);
+  return rows[0];
+}
+
+/** A run with its page rows counted (when finished): a baseline named rather than chosen. */
+export async function runWithPages(db: Db, jobId: string): Promise<RunRow | undefined> {
+  const { rows } = await db.query<RunRow>(`SELECT c.*, ${PAGES_RECORDED} AS pages_recorded FROM (SELECT ${RUN_COLUMNS} FROM jobs WHERE job_id::text = $1) c`, [jobId]);
   return rows[0];
 }
 

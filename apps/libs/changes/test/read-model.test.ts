@@ -144,4 +144,33 @@ describe('change tracking over the read models', () => {
     expect(await detector.decide({ job_id: randomUUID(), fetch_id: 'f', url: `${SITE}/`, content_hash: 'h' })).toMatchObject({ kind: 'wait' });
     expect(await detector.decide({ job_id: adHoc, fetch_id: 'f', url: `${SITE}/`, content_hash: null })).toMatchObject({ kind: 'none' });
   });
+
+  it('compares any two runs when one is named (`against`), and a re-extraction with its source job by default', async () => {
+    const source = await seedRun(null, {
+      status: 'finished', dispatched: 0, ended: 2, pages: { '/': 'h-home', '/a': 'h-a' },
+      items: [{ path: '/', index: 0, fields: { t: '' } }, { path: '/', index: 1, fields: { t: '' } }],
+    });
+    const again = await seedRun(null, {
+      status: 'finished', dispatched: 5, ended: 6, pages: { '/': 'h-home', '/a': 'h-a' },
+      items: [{ path: '/', index: 0, fields: { t: 'A' } }, { path: '/', index: 1, fields: { t: 'B' } }, { path: '/a', index: 0, fields: { t: 'N' } }],
+    });
+    await db.pool.query(`UPDATE jobs SET spec = $2 WHERE job_id = $1`, [again, JSON.stringify({ reextract_of: source })]);
+    for (const answer of [await jobChanges(db.pool, again), await jobChanges(db.pool, again, { against: source })]) {
+      expect(answer.kind).toBe('changes');
+      if (answer.kind !== 'changes') continue;
+      const c = answer.changes;
+      expect({ schedule_id: c.schedule_id, previous_job_id: c.previous_job_id, settled: c.settled, pages: c.pages.counts, items: c.items.counts }).toEqual({
+        schedule_id: null, previous_job_id: source, settled: true,
+        pages: { new: 0, changed: 0, gone: 0, unchanged: 2, unknown: 0 },
+        items: { new: 1, changed: 2, removed: 0 },
+      });
+      expect(c.items.lists.changed.map((i) => [i.previous_fields, i.fields])).toEqual([[{ t: '' }, { t: 'A' }], [{ t: '' }, { t: 'B' }]]);
+    }
+    // The other way round, and against a run that has not ended (unsettled), or one that does not exist.
+    const back = await jobChanges(db.pool, source, { against: again });
+    expect(back.kind === 'changes' && back.changes.items.counts).toEqual({ new: 0, changed: 2, removed: 1 });
+    const open = await seedRun(null, { status: 'running', dispatched: 7 });
+    expect(await jobChanges(db.pool, source, { against: open })).toMatchObject({ kind: 'changes', changes: { settled: false, waiting_for: [`${open} (not ended)`] } });
+    expect(await jobChanges(db.pool, source, { against: randomUUID() })).toEqual({ kind: 'against_not_found' });
+  });
 });

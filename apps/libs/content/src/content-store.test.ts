@@ -36,9 +36,9 @@ describe('content store on S3', () => {
     expect((await store.list()).sort()).toEqual([first.contentHash, first.formats[1]!.hash].sort());
   });
 
-  it('round-trips html, text and markdown of a known page', async () => {
+  it('round-trips html, text and markdown (main content) of a known page', async () => {
     store = await testContentStore();
-    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['html', 'text', 'markdown']);
+    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report', mainContent: true }, ['html', 'text', 'markdown']);
     expect(page.contentHash).toBe(contentHash(new TextEncoder().encode(PAGE)));
     expect(page.formats.map((f) => f.format)).toEqual(['html', 'text', 'markdown']);
     const [html, plain, md] = await Promise.all(page.formats.map((f) => store!.get(f.hash)));
@@ -63,6 +63,18 @@ describe('content store on S3', () => {
     expect(page.formats[1]!.bytes).toBe(png.byteLength);
   });
 
+  it("stores the parse step's metadata as JSON when asked, and lists none for a page without it", async () => {
+    store = await testContentStore();
+    const metadata = { title: 'Report', open_graph: { 'og:title': 'Report' }, json_ld: [{ '@type': 'Report' }] };
+    const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report', metadata }, ['html', 'metadata']);
+    expect(page.formats.map((f) => f.format)).toEqual(['html', 'metadata']);
+    const stored = await store.get(page.formats[1]!.hash);
+    expect(JSON.parse(text(stored.body))).toEqual(metadata);
+    expect(stored.mediaType).toBe('application/json; charset=utf-8');
+    const without = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['metadata']);
+    expect(without.formats).toEqual([]);
+  });
+
   it('stores the body when only derived formats are asked, and says a missing object is missing', async () => {
     store = await testContentStore();
     const page = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['text']);
@@ -70,5 +82,27 @@ describe('content store on S3', () => {
     await store.delete([page.contentHash]);
     await expect(store.get(page.contentHash)).rejects.toBeInstanceOf(ContentNotFoundError);
     expect(await store.has(page.formats[0]!.hash)).toBe(true);
+  });
+
+  it('stores a PDF page as its bytes, with the text derived from it, no html, and itself as its pdf', async () => {
+    store = await testContentStore();
+    const pdf = new TextEncoder().encode('%PDF-1.7 a report');
+    const page = await storePageContent(store, { html: '', document: { bytes: pdf, mediaType: 'application/pdf' }, finalUrl: 'https://docks.example/report.pdf', derived: { text: 'Tonnage: 42', markdown: '# Report\n\nTonnage: 42\n' } }, ['html', 'text', 'markdown', 'pdf']);
+    expect(page.contentHash).toBe(contentHash(pdf));
+    expect(page.formats.map((f) => f.format)).toEqual(['text', 'markdown', 'pdf']);
+    expect(page.formats.find((f) => f.format === 'pdf')!.hash).toBe(page.contentHash);
+    expect(text((await store.get(page.formats[0]!.hash)).body)).toBe('Tonnage: 42');
+    expect((await store.get(page.contentHash)).body.equals(Buffer.from(pdf))).toBe(true);
+    // A PDF whose text could not be read keeps its body, and no text.
+    const unread = await storePageContent(store, { html: '', document: { bytes: pdf, mediaType: 'application/pdf' }, finalUrl: 'https://docks.example/report.pdf', derived: null }, ['markdown']);
+    expect(unread).toMatchObject({ contentHash: contentHash(pdf), formats: [] });
+  });
+
+  it('derives the whole body by default and the main content with mainContent', async () => {
+    store = await testContentStore();
+    const whole = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report' }, ['text']);
+    const main = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report', mainContent: true }, ['text']);
+    expect(text((await store.get(whole.formats[0]!.hash)).body)).toContain('Footer text');
+    expect(text((await store.get(main.formats[0]!.hash)).body)).not.toContain('Footer text');
   });
 });

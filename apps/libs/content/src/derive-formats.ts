@@ -1,5 +1,7 @@
 /**
- * Text and Markdown of an HTML page, derived from the body the worker fetched.
+ * Text and Markdown of an HTML page, derived from the body the worker fetched: its whole body
+ * without scripts, styles and templates, or with `mainContent` (CrawlSpec.only_main_content) its
+ * main content alone.
  *
  * - The main content comes from Mozilla Readability (@mozilla/readability): Firefox Reader View's
  *   own algorithm, maintained by Mozilla, which drops navigation, headers, footers and ads. It needs
@@ -14,6 +16,11 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
+
+export interface DeriveOptions {
+  /** Only the main content (Readability) rather than the whole body; default false. */
+  readonly mainContent?: boolean;
+}
 
 export interface DerivedPage {
   readonly title: string | null;
@@ -61,12 +68,12 @@ function absolutise(document: LinkedDocument, baseUrl: string): void {
   }
 }
 
-export function derivePage(html: string, url: string): DerivedPage {
+export function derivePage(html: string, url: string, options: DeriveOptions = {}): DerivedPage {
   const { document } = parseHTML(html);
   absolutise(document, url);
   const fallbackTitle = document.querySelector('title')?.textContent?.trim() || null;
   // Readability changes the document it reads: it gets its own copy.
-  const article = new Readability(parseHTML(document.toString()).document as unknown as ReadabilityDocument, { keepClasses: false }).parse();
+  const article = options.mainContent ? new Readability(parseHTML(document.toString()).document as unknown as ReadabilityDocument, { keepClasses: false }).parse() : null;
   if (article?.content) {
     const title = article.title?.trim() || fallbackTitle;
     const body = turndown.turndown(article.content).trim();

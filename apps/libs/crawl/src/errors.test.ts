@@ -28,7 +28,9 @@ const catalogue: CrawlError[] = [
   new errors.ParseTimeoutError('x'),
   new errors.ParseCrashedError('x'),
   new errors.LoginFailedError('x'),
+  new errors.NotStoredError('x'),
   new errors.BlockedError('x', { rule: 'captcha', reason: 'x', retireSession: true }, 200),
+  new errors.LoginRequiredError('x', { rule: 'login_wall', reason: 'x', retireSession: true }, 200),
   new errors.ActionFailedError(2, 'click', 'x'),
   new errors.ProxyConnectError('x'),
 ];
@@ -63,6 +65,8 @@ describe('error catalogue', () => {
       TRAWL_ROBOTS_DISALLOWED: false,
       TRAWL_PARSE_TIMEOUT: false,
       TRAWL_PARSE_CRASHED: false,
+      TRAWL_BLOCKED: true,
+      TRAWL_LOGIN_REQUIRED: false,
     });
   });
 

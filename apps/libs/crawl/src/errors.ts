@@ -266,6 +266,16 @@ export class LoginFailedError extends CrawlError {
 }
 
 /**
+ * A re-extraction's page whose body is not in the content store: its source job kept none (no
+ * `formats`, no `store_in_cache`, and no HTTP cache entry of the user), or it was deleted since.
+ * A re-extraction never fetches, so the page fails for good: counted, and listed with this code.
+ */
+export class NotStoredError extends CrawlError {
+  readonly code = 'TRAWL_NOT_STORED';
+  readonly retriable = false;
+}
+
+/**
  * The answer was a block page, not the page (blocks/block-classifier.ts): a challenge, a captcha, a
  * body matching one of the spec's block_patterns, a body far smaller than the host's usual. Never
  * stored nor parsed. Retriable: the retry tiers try it again later, with back-off, on another
@@ -273,16 +283,28 @@ export class LoginFailedError extends CrawlError {
  * spent). A page blocked on every attempt ends as PageFailed with this code, counted as blocked.
  */
 export class BlockedError extends CrawlError {
-  readonly code = 'TRAWL_BLOCKED';
-  readonly retriable = true;
+  readonly code: string = 'TRAWL_BLOCKED';
+  readonly retriable: boolean = true;
   constructor(
     message: string,
-    /** Which rule (`challenge`, `captcha`, `pattern`, `small_body`), why in words (never the body), and that the session is spent. */
-    readonly verdict: { readonly rule: 'challenge' | 'captcha' | 'pattern' | 'small_body'; readonly reason: string; readonly retireSession: true },
+    /** Which rule (`challenge`, `captcha`, `pattern`, `small_body`, `login_wall`), why in words (never the body), and that the session is spent. */
+    readonly verdict: { readonly rule: 'challenge' | 'captcha' | 'pattern' | 'small_body' | 'login_wall'; readonly reason: string; readonly retireSession: true },
     readonly status: number,
   ) {
     super(message);
   }
+}
+
+/**
+ * A login wall (blocks/login-wall.ts: a 401, or a redirect to the site's login form) met by a job
+ * that declares no `login`: nothing it can do gets past it, so it is not retried, and the page ends
+ * PageFailed `TRAWL_LOGIN_REQUIRED` at once — counted as blocked, its message saying what to declare.
+ * (A job with a login meets it when a session lost its login: a plain BlockedError, retried on a
+ * fresh session.)
+ */
+export class LoginRequiredError extends BlockedError {
+  override readonly code = 'TRAWL_LOGIN_REQUIRED';
+  override readonly retriable = false;
 }
 
 /**

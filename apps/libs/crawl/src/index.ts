@@ -27,8 +27,8 @@ export { pinnedConnector, type PinnedConnectorOptions } from './safety/pinned-co
 export { stackExposures, describeExposures, type StackExposure, type StackListener, type KnownAddresses } from './safety/stack-exposure.ts';
 export { egressPolicyFromEnv, findStackExposures, stackExposureMessage, stackPortsAllowed, ALLOW_STACK_VARIABLE, type EgressGuardOptions, type GuardedPolicy } from './safety/egress-guard.ts';
 export { UnsafeAddressError, unsafeAddressLogFields } from './errors.ts';
-export { BlockedError } from './errors.ts';
-export { LoginFailedError } from './errors.ts';
+export { BlockedError, LoginRequiredError } from './errors.ts';
+export { LoginFailedError, NotStoredError } from './errors.ts';
 
 // fetching
 export type { FetchResult } from './fetch/fetch-result.ts';
@@ -57,6 +57,7 @@ export { RobotsCache, type RobotsCacheOptions, type RobotsFetcher, type RobotsRe
 export { parseRobots, type RobotsRules } from './politeness/robots-parser.ts';
 export { HostLimiter, hostLimiterOptionsFromEnv, hostPolicyOf, type HostLimiterOptions, type HostPolicy, type AcquireOptions, type Release } from './politeness/host-limiter.ts';
 export { AutoThrottle, autoThrottleOptionsFromEnv, throttleBoundsOf, type AutoThrottleOptions, type ThrottleBounds, type ThrottleChoice, type ThrottleOutcome } from './politeness/auto-throttle.ts';
+export { ThrottleReports, worthReporting, type ThrottleReportOptions, type ThrottleSettingReport } from './politeness/throttle-reports.ts';
 // blocks
 export { BlockClassifier, blockClassifierOptionsFromEnv, compileBlockPatterns, BLOCK_RULES, MAX_BLOCK_PATTERNS, MAX_BLOCK_PATTERN_LENGTH, type BlockClassifierOptions, type BlockInput, type BlockRule, type BlockVerdict } from './blocks/block-classifier.ts';
 
@@ -72,18 +73,27 @@ export { parseSitemap, type ParsedSitemap, type ParseSitemapOptions } from './si
 export { sitemapBody, isGzip, type SitemapBody } from './sitemap/sitemap-body.ts';
 
 // frontier
-export { decide, decideAll, type Decision, type DecideOptions, type DeadlineTick, type FrontierEvent, type FrontierEmit } from './frontier/decide.ts';
+export { decide, decideAll, type Decision, type DecideOptions, type DeadlineTick, type FrontierEvent, type FrontierEmit, type ReextractSeed } from './frontier/decide.ts';
 export { FETCH_LOST, initialFrontierState, isTerminal, type FrontierState, type FrontierStatus, type FrontierCounters, type OutstandingFetch, type QueuedFetch } from './frontier/frontier-state.ts';
 export { jobEventId, type JobEventKind, type JobEventIdParts } from './frontier/event-ids.ts';
 
 // worker
 export { bySpecReference, canonicalJson, specHash, withInlineSpec, type FetchWithSpec } from './spec/spec-reference.ts';
-export { PageProcessor, type CachedBodies, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export { PageProcessor, type CachedBodies, type DerivedFormats, type DownloadedFile, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export { documentLimitsFromEnv, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './fetch/document-limits.ts';
+export { downloadLinks, downloadTypeMatches } from './parse/download-links.ts';
+export { isPdfType } from './fetch/content-type.ts';
 export { RulesCache } from './worker/rules-cache.ts';
 export { lazyBrowserFetcher } from './worker/lazy-browser.ts';
 export { pageEvents, pageFailedEvent, type PageEventOptions, type PageEvents, type StoredContent } from './worker/worker-events.ts';
 export { boundItem, boundLinks, itemExtractedBytes, pageFetchedBytes, truncateUtf8, RECORD_RESERVE_BYTES } from './worker/event-bounds.ts';
 export { crawlInMemory, type InMemoryCrawlResult } from './worker/in-memory-crawl.ts';
+
+// structured data and near-duplicates
+export { extractMetadata, DEFAULT_METADATA_LIMITS, type MetadataLimits, type PageMetadata } from './parse/page-metadata.ts';
+export type { MicrodataItem } from './parse/microdata.ts';
+export { simhash, hammingDistance } from './dedupe/simhash.ts';
+export { NearDuplicates, nearDuplicateDistanceFromEnv, itemsDigest, DEFAULT_NEAR_DUPLICATE_DISTANCE, type NearDuplicateOptions, type NearDuplicateVerdict } from './dedupe/near-duplicates.ts';
 
 // sessions and logins
 export { SessionPool, poolSizeOf, sessionOf, type LeaseOptions, type LoginState, type SessionEvent, type SessionLease, type SessionPoolDeps, type SessionState, type SessionStore } from './session/session-pool.ts';

@@ -37,6 +37,7 @@ export { DEFAULT_QUOTAS, quotaLimitsOf, quotasFromEnv, setUserQuotas, type Quota
 export { decideInterval, decideJob } from './quotas/quota-decision.ts';
 export { lockUserQuotas, purgeSettledLedger, readUsage, recordJobs, type LedgerEntry } from './quotas/quota-ledger.ts';
 export { admitJob, checkCadenceQuota, createScheduleWithinQuota } from './quotas/quota-guard.ts';
+export { confirmJob, releaseJob, reserveJob, RESERVATION_SECONDS } from './quotas/quota-reservation.ts';
 export { jobOwner, readStorageUsage, SETTLE_AFTER_MS } from './quotas/storage-usage.ts';
 export { QuotaExceededError } from './quotas/errors.ts';
 export { WEBHOOK_MIGRATIONS, WEBHOOK_MIGRATION_OWNER } from './webhooks/migrations.ts';

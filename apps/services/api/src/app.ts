@@ -26,6 +26,7 @@ import crawlRoutes from './routes/crawl.ts';
 import eventsFeedRoutes from './routes/events-feed.ts';
 import operationsRoutes from './routes/operations.ts';
 import jobChangesRoutes from './routes/job-changes.ts';
+import jobReextractRoutes from './routes/job-reextract.ts';
 import jobItemsRoutes from './routes/job-items.ts';
 import jobLogsRoutes from './routes/job-logs.ts';
 import jobPagesRoutes from './routes/job-pages.ts';
@@ -137,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(jobPagesRoutes);
     await api.register(jobItemsRoutes);
     await api.register(jobChangesRoutes);
+    await api.register(jobReextractRoutes);
     await api.register(jobLogsRoutes);
     await api.register(eventsFeedRoutes);
     await api.register(schedulesRoutes);

@@ -29,6 +29,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /jobs/{id}/reextract': 'reextractJob',
   'GET /jobs/{id}/pages': 'listJobPages',
   'GET /jobs/{id}/pages/{fetch_id}/content': 'getPageContent',
+  'GET /jobs/{id}/pages/{fetch_id}/downloads/{sha256}': 'getPageDownload',
   'DELETE /jobs/{id}/content': 'deleteJobContent',
   'GET /jobs/{id}/items': 'listJobItems',
   'GET /jobs/{id}/changes': 'getJobChanges',

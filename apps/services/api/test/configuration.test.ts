@@ -25,7 +25,7 @@ describe('websites', () => {
     expect(created.statusCode).toBe(201);
     const site = created.json();
     expect(site).toMatchObject({ name: 'Jobs board', max_depth: 1, max_pages: 1000, same_host: true, shared: false, requires_browser: false });
-    expect(site.item_fields[0]).toEqual({ name: 'title', selector: 'h2', attribute: null });
+    expect(site.item_fields[0]).toEqual({ name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] });
     expect((await req('GET', `/websites/${site.id}`, auth)).json()).toMatchObject({ id: site.id, pagination_type: 'next_link' });
     const replaced = await req('PUT', `/websites/${site.id}`, auth, { name: 'Jobs board 2', base_url: 'http://127.0.0.1:8090/', max_depth: 3 });
     expect(replaced.statusCode).toBe(200);

@@ -39,7 +39,7 @@ async function seedContentPage(jobId: string, i: number, content: PageContent | 
   return fetchId;
 }
 
-const store3 = (n: number) => storePageContent(store, { html: article(n), finalUrl: `http://port.test/notice/${n}` }, ['html', 'text', 'markdown']);
+const store3 = (n: number) => storePageContent(store, { html: article(n), finalUrl: `http://port.test/notice/${n}`, mainContent: true }, ['html', 'text', 'markdown']);
 
 describe('page content', () => {
   it('serves a stored format, and says which is not stored', async () => {

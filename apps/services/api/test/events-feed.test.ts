@@ -35,7 +35,7 @@ async function pageFetched(jobId: string, n: number): Promise<void> {
     'PageFetched',
     {
       job_id: jobId, fetch_id: fetchId, url: `http://a.test/${n}`, final_url: `http://a.test/${n}`, status: 200, content_type: 'text/html',
-      bytes: 100, fetch_ms: 5, render_mode: 'http', depth: 1, links: [], next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
+      bytes: 100, fetch_ms: 5, render_mode: 'http', depth: 1, links: [], next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [], throttle: null, simhash: null, near_duplicate_of: null, downloads: [],
     },
     { eventId: eventId('PageFetched', fetchId) },
   );

@@ -70,38 +70,42 @@ describe('GET /jobs/:id/status', () => {
     });
   });
 
-  it('counts the pages fetched as rel=canonical duplicates, from the PageFetched lines of its log that name a canonical', async () => {
+  it("shows the counters projector-pg keeps on the job's row (blocked pages, rel=canonical duplicates, sessions replaced), not a count of its log or pages", async () => {
     const { user, auth } = await api.user();
-    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 4, requested_at: new Date(Date.now() - 10_000) });
-    expect((await get(`/jobs/${id}/status`, auth)).json().counters.duplicates).toBe(0);
+    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 4, requested_at: new Date(Date.now() - 10_000), counters: { pages_blocked: 1, duplicates: 2, sessions_replaced: 3 } });
+    // Lines the view once counted per request: they no longer change what it shows.
     const lines: [string, Record<string, unknown>][] = [
-      ['PageFetched', { url: 'http://a.test/p?ref=1', canonical_url: 'http://a.test/p' }],
-      ['PageFetched', { url: 'http://a.test/p?ref=2', canonical_url: 'http://a.test/p' }],
-      ['PageFetched', { url: 'http://a.test/p' }],
-      ['PageFailed', { url: 'http://a.test/q', canonical_url: 'http://a.test/p' }],
+      ['PageFetched', { url: 'http://a.test/p?ref=1', canonical_url: 'http://a.test/p', notes: ['session retired and replaced: session 0 met a block (TRAWL_BLOCKED)'] }],
     ];
     for (const [i, [event, data]] of lines.entries()) {
       await api.db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id, data) VALUES ($1, $2, now(), 'info', 'x', $3, gen_random_uuid()::text, $4)`, [id, i + 1, event, JSON.stringify(data)]);
     }
-    const res = await get(`/jobs/${id}/status`, auth);
-    expect(res.json().counters).toMatchObject({ pages_fetched: 4, duplicates: 2 });
+    expect((await get(`/jobs/${id}/status`, auth)).json().counters).toMatchObject({ pages_fetched: 4, pages_blocked: 1, duplicates: 2, sessions_replaced: 3 });
+    const fresh = await seedJob(api.db.pool, { user_id: user, status: 'running', requested_at: new Date(Date.now() - 10_000) });
+    expect((await get(`/jobs/${fresh}/status`, auth)).json().counters).toMatchObject({ pages_blocked: 0, duplicates: 0, sessions_replaced: 0 });
   });
 
-  it('counts the sessions retired and replaced, from the notes of its log', async () => {
+  it("shows the adaptive throttle's latest setting per host, from the PageFetched lines of its log", async () => {
     const { user, auth } = await api.user();
-    const id = await seedJob(api.db.pool, { user_id: user, status: 'finished', pages_fetched: 3, requested_at: new Date(Date.now() - 10_000) });
-    expect((await get(`/jobs/${id}/status`, auth)).json().counters.sessions_replaced).toBe(0);
-    const replaced = (n: number) => `session retired and replaced: session ${n} met a block (TRAWL_BLOCKED), generation 1 took its place`;
-    const lines: [string, Record<string, unknown>][] = [
-      ['PageFetched', { url: 'http://a.test/1', notes: [replaced(0), 'proxy 203.0.113.7:3128 benched for 60 s after 3 connect errors in a row'] }],
-      ['PageFetched', { url: 'http://a.test/2', notes: [replaced(1)] }],
-      ['PageFetched', { url: 'http://a.test/3' }],
-      ['PageFailed', { url: 'http://a.test/4', notes: [replaced(2)] }],
+    const id = await seedJob(api.db.pool, { user_id: user, status: 'running', pages_fetched: 5, requested_at: new Date(Date.now() - 10_000) });
+    expect((await get(`/jobs/${id}/status`, auth)).json().throttle).toEqual([]);
+    const base = Date.now() - 60_000;
+    const at = (s: number) => new Date(base + s * 1000).toISOString();
+    const lines: [string, string, Record<string, unknown>][] = [
+      ['PageFetched', at(1), { url: 'http://b.test/1', throttle: { host: 'b.test', delay_ms: 0, concurrency: 1 } }],
+      ['PageFetched', at(2), { url: 'http://a.test/1', throttle: { host: 'a.test:8080', delay_ms: 0, concurrency: 1 } }],
+      ['PageFetched', at(3), { url: 'http://b.test/2', throttle: { host: 'b.test', delay_ms: 240, concurrency: 4 } }],
+      ['PageFetched', at(4), { url: 'http://b.test/3' }],
+      ['PageFailed', at(5), { url: 'http://b.test/4' }],
     ];
-    for (const [i, [event, data]] of lines.entries()) {
-      await api.db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id, data) VALUES ($1, $2, now(), 'info', 'x', $3, gen_random_uuid()::text, $4)`, [id, i + 1, event, JSON.stringify(data)]);
+    for (const [i, [event, ts, data]] of lines.entries()) {
+      await api.db.pool.query(`INSERT INTO job_log (job_id, seq, ts, level, msg, event, event_id, data) VALUES ($1, $2, $3, 'info', 'x', $4, gen_random_uuid()::text, $5)`, [id, i + 1, ts, event, JSON.stringify(data)]);
     }
-    expect((await get(`/jobs/${id}/status`, auth)).json().counters).toMatchObject({ pages_fetched: 3, sessions_replaced: 2 });
+    const res = await get(`/jobs/${id}/status`, auth);
+    expect(res.json().throttle).toEqual([
+      { host: 'a.test:8080', delay_ms: 0, concurrency: 1, at: at(2) },
+      { host: 'b.test', delay_ms: 240, concurrency: 4, at: at(3) },
+    ]);
   });
 
   it('answers 404 JOB_NOT_FOUND for an unknown job', async () => {

@@ -300,7 +300,7 @@ async function pageFetched(producer: EventProducer, jobId: string, n: number, li
     {
       job_id: jobId, fetch_id: fetchId, url, final_url: url, status: 200, content_type: 'text/html', bytes: 1000, fetch_ms: 5,
       render_mode: 'http', depth: 1, links: Array.from({ length: links }, (_, i) => `http://load.test/${jobId}/links/${n}/${i}/some-longer-path-segment`),
-      next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [],
+      next_page: null, item_count: 0, links_dropped: 0, truncated: false, parsed: true, attempt: 1, content_hash: null, formats: [], etag: null, last_modified: null, from_cache: null, sitemap_urls: [], sitemap_urls_dropped: 0, content_refused: null, canonical_url: null, notes: [], throttle: null, simhash: null, near_duplicate_of: null, downloads: [],
     },
     { eventId: eventId('PageFetched', fetchId) },
   );

@@ -13,6 +13,8 @@ export interface SeedJob {
   readonly requested_at?: Date;
   readonly pages_fetched?: number;
   readonly log_seq?: number;
+  /** The status view's counters projector-pg keeps on the row (its model/job-counters.ts). */
+  readonly counters?: { readonly pages_blocked?: number; readonly duplicates?: number; readonly sessions_replaced?: number };
 }
 
 export async function seedJob(pool: Pool, job: SeedJob): Promise<string> {
@@ -20,10 +22,11 @@ export async function seedJob(pool: Pool, job: SeedJob): Promise<string> {
   const requested = job.requested_at ?? new Date();
   await pool.query(
     `INSERT INTO jobs (job_id, user_id, schedule_id, status, start_urls, search_url, requested_at, dispatched_at, finished_at,
-       pages_fetched, pages_failed, items_extracted, bytes, urls_seen, log_seq, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, 1, 3, 12345, 10, $10, now())`,
+       pages_fetched, pages_failed, items_extracted, bytes, urls_seen, log_seq, pages_blocked, duplicates, sessions_replaced, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, 1, 3, 12345, 10, $10, $11, $12, $13, now())`,
     [id, job.user_id, job.schedule_id ?? null, job.status ?? 'running', JSON.stringify(['http://a.test/']), 'http://a.test/', requested,
-      ['finished', 'failed', 'cancelled'].includes(job.status ?? '') ? new Date(requested.getTime() + 5_000) : null, job.pages_fetched ?? 2, job.log_seq ?? 0],
+      ['finished', 'failed', 'cancelled'].includes(job.status ?? '') ? new Date(requested.getTime() + 5_000) : null, job.pages_fetched ?? 2, job.log_seq ?? 0,
+      job.counters?.pages_blocked ?? 0, job.counters?.duplicates ?? 0, job.counters?.sessions_replaced ?? 0],
   );
   return id;
 }

@@ -12,6 +12,7 @@ import type { PoolClient } from '@trawl/store';
 import { bySpecReference, decideAll, hostOf, withInlineSpec, type DeadlineTick, type FrontierEmit, type FrontierEvent, type FrontierState } from '@trawl/crawl';
 import type { FrontierStore } from './frontier-store.ts';
 import { cacheKey, type CacheKey, type HttpCacheReader } from './http-cache-reader.ts';
+import type { ReextractSource } from './reextract-source.ts';
 import type { SpecWriter } from './spec-writer.ts';
 
 export interface DecodedJobEvent {
@@ -54,6 +55,11 @@ export interface FrontierProcessorOptions {
   readonly cache?: HttpCacheReader;
   /** Page URLs one job takes from sitemaps (TRAWL_SITEMAP_MAX_URLS); default the crawl library's. */
   readonly sitemapMaxUrls?: number;
+  /**
+   * Where a re-extraction's seeds and stored bodies are read (reextract-source.ts). Without it, a
+   * re-extraction gets no seeds and fails NOTHING_TO_REEXTRACT.
+   */
+  readonly reextract?: ReextractSource;
 }
 
 /**
@@ -65,7 +71,8 @@ function cacheKeys(decisions: readonly { decision: { state: FrontierState; emit:
   const keys: CacheKey[] = [];
   for (const { decision } of decisions) {
     const { user_id: userId, spec } = decision.state;
-    if (userId === null || !spec || spec.requires_browser) continue;
+    // A re-extraction's bodies are its source job's (reextractBodies), never the cache's latest.
+    if (userId === null || !spec || spec.requires_browser || spec.reextract_of) continue;
     for (const e of decision.emit) if (e.type === 'FetchRequested') keys.push({ userId, url: e.data.url });
   }
   return keys;
@@ -75,6 +82,7 @@ export class FrontierProcessor {
   private readonly specs: SpecWriter | undefined;
   private readonly cache: HttpCacheReader | undefined;
   private readonly sitemapMaxUrls: number | undefined;
+  private readonly reextract: ReextractSource | undefined;
 
   constructor(
     private readonly store: FrontierStore,
@@ -85,6 +93,7 @@ export class FrontierProcessor {
     this.specs = options.specs;
     this.cache = options.cache;
     this.sitemapMaxUrls = options.sitemapMaxUrls;
+    this.reextract = options.reextract;
   }
 
   /** `now`: the clock the decisions are stamped with (a job's deadline counts from its last move). */
@@ -115,6 +124,7 @@ export class FrontierProcessor {
     if (byJob.size === 0) return { emitted: 0 };
     try {
       const states = await this.store.load(tx, [...byJob.keys()]);
+      await this.withReextractSeeds(byJob, states);
       const decisions = [...byJob].map(([jobId, jobEvents]) => {
         const before = states.get(jobId)!;
         const outstandingBefore = before.state.outstanding;
@@ -134,6 +144,8 @@ export class FrontierProcessor {
       if (this.specs) await this.specs.ensure(decisions.flatMap(({ decision }) => decision.emit.flatMap((e) => (e.type === 'FetchRequested' && e.data.spec ? [e.data.spec] : []))));
       // 2. Each new request's entry in its user's HTTP cache (one query; none when it fails).
       const cached = this.cache ? await this.cache.lookup(cacheKeys(decisions)) : new Map<string, CachedPage>();
+      //    A re-extraction's requests carry the bodies its source job stored (one query per source job).
+      for (const [key, page] of await this.reextractBodies(decisions)) cached.set(key, page);
       // 3. Produce, and wait for every acknowledgement.
       const sends: Promise<string>[] = [];
       for (const { decision } of decisions) {
@@ -156,6 +168,34 @@ export class FrontierProcessor {
       this.store.forget(byJob.keys());
       throw err;
     }
+  }
+
+  /**
+   * A re-extraction's dispatch gets its seeds, the source job's fetched pages, read here so that
+   * the decision stays pure. Read only for a job not started yet: a redelivered dispatch is absorbed.
+   */
+  private async withReextractSeeds(byJob: ReadonlyMap<string, FrontierEvent[]>, states: Awaited<ReturnType<FrontierStore['load']>>): Promise<void> {
+    if (!this.reextract) return;
+    for (const [jobId, jobEvents] of byJob) {
+      if (states.get(jobId)?.state.status !== 'new') continue;
+      for (const [i, e] of jobEvents.entries()) {
+        if (e.type !== 'JobDispatched' || !e.data.spec.reextract_of) continue;
+        jobEvents[i] = { ...e, seeds: await this.reextract.seeds(e.data.spec.reextract_of) };
+      }
+    }
+  }
+
+  /** The stored bodies of the re-extractions' new requests, by cacheKey(user, url). */
+  private async reextractBodies(decisions: readonly { decision: { state: FrontierState; emit: readonly FrontierEmit[] } }[]): Promise<Map<string, CachedPage>> {
+    const out = new Map<string, CachedPage>();
+    if (!this.reextract) return out;
+    for (const { decision } of decisions) {
+      const source = decision.state.spec?.reextract_of;
+      if (!source || decision.state.user_id === null) continue;
+      const urls = decision.emit.flatMap((e) => (e.type === 'FetchRequested' ? [e.data.url] : []));
+      for (const [url, page] of await this.reextract.bodies(source, decision.state.user_id, urls)) out.set(cacheKey(decision.state.user_id, url), page);
+    }
+    return out;
   }
 
   private produce(e: FrontierEmit, cached: CachedPage | undefined): Promise<string> {

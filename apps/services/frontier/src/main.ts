@@ -15,6 +15,7 @@ import { FRONTIER_EVENTS, FrontierProcessor } from './frontier-processor.ts';
 import { FrontierStore } from './frontier-store.ts';
 import { SpecWriter } from './spec-writer.ts';
 import { HttpCacheReader } from './http-cache-reader.ts';
+import { ReextractSource } from './reextract-source.ts';
 import { FRONTIER_MIGRATIONS } from './migrations.ts';
 import { registerJobMetrics } from './job-metrics.ts';
 
@@ -31,7 +32,7 @@ await runService('frontier', async (logger) => {
   const codec = new EventCodec();
   const producer = await startServiceProducer({ kafka, logger, codec, emits: ['FetchRequested', 'PageFailed', 'JobCompleted', 'JobFailed'] });
   const store = new FrontierStore();
-  const processor = new FrontierProcessor(store, producer, logger, { specs: new SpecWriter(pool), cache: new HttpCacheReader(pool, logger), sitemapMaxUrls });
+  const processor = new FrontierProcessor(store, producer, logger, { specs: new SpecWriter(pool), cache: new HttpCacheReader(pool, logger), reextract: new ReextractSource(pool), sitemapMaxUrls });
 
   const projection = await runProjection({
     name: PROJECTION,
@@ -40,6 +41,10 @@ await runService('frontier', async (logger) => {
     canHandle: FRONTIER_EVENTS,
     // Partition N of both topics on one member: a job's dispatch and its pages meet in one cache.
     partitionAssigners: [CoPartitionedAssigner],
+    // TRAWL_FRONTIER_ADAPTIVE_FETCH=1: lone events (a scrape's, a crawl's first and last pages) are
+    // decided as they come instead of after the fetch's wait; off by default, since between a
+    // trickle and a full-pace crawl it gives up the batching the whole pipeline gains from (README).
+    adaptiveFetchMinBytes: process.env.TRAWL_FRONTIER_ADAPTIVE_FETCH === '1',
     pool,
     kafka,
     logger,

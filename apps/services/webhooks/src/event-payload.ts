@@ -89,5 +89,5 @@ export function deliveryBody(id: string, type: string, createdAt: Date, jobId: s
 
 /** One item of an `items.extracted` delivery; `id` is its ItemExtracted event id (de-duplicate items by it). */
 export function itemData(v: EventMap['ItemExtracted']): Record<string, unknown> {
-  return { id: v.event_id, url: v.url, item_key: v.item_key, fields: v.fields, truncated_fields: v.truncated_fields, extracted_at: iso(v.occurred_at) };
+  return { id: v.event_id, url: v.url, item_key: v.item_key, fields: v.fields, truncated_fields: v.truncated_fields, errors: v.errors, extracted_at: iso(v.occurred_at) };
 }

@@ -1,8 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FairShares } from './fair-shares.ts';
+import { FairShares, type FairTurn, type SlotLease } from './fair-shares.ts';
+
+const turn = (key: string): FairTurn => {
+  const [tenant, job] = key.split('/');
+  return { tenant: tenant!, job: job ?? tenant! };
+};
 
 /**
- * Given → when → then on a fake clock: work that ends when the test says, started in its key's share.
+ * Given → when → then on a fake clock: work that ends when the test says, started in its tenant's
+ * share. `key` names a tenant whose work is one job of its own; `tenant/job` a tenant's job.
  */
 describe('FairShares', () => {
   beforeEach(() => {
@@ -12,13 +18,15 @@ describe('FairShares', () => {
     vi.useRealTimers();
   });
 
-  function harness(slots: number, holdMs = 2_000) {
-    const fair = new FairShares<string>(slots, { holdMs, now: () => Date.now() });
+  function harness(slots: number, holdMs = 2_000, maxDetached = 0) {
+    const fair = new FairShares(slots, { holdMs, maxDetached, now: () => Date.now() });
     const started: string[] = [];
     const enders = new Map<string, () => void>();
+    const leases = new Map<string, SlotLease>();
     const submit = (key: string, name: string, signal?: AbortSignal) =>
-      fair.run(key, () => {
+      fair.run(turn(key), (lease) => {
         started.push(name);
+        leases.set(name, lease);
         return new Promise<string>((resolve) => enders.set(name, () => resolve(name)));
       }, signal);
     const settle = () => vi.advanceTimersByTimeAsync(0);
@@ -27,7 +35,7 @@ describe('FairShares', () => {
       await settle();
     };
     const backlog = (key: string, n: number) => Array.from({ length: n }, (_, i) => void submit(key, `${key}${i}`).catch(() => {}));
-    return { fair, started, submit, end, settle, backlog };
+    return { fair, started, submit, end, settle, backlog, leases };
   }
 
   it('a key alone uses every slot', async () => {
@@ -103,9 +111,83 @@ describe('FairShares', () => {
     expect(fair.busy).toBe(0);
   });
 
+  it("work stepped aside leaves its tenant's claim: another tenant takes every slot it frees", async () => {
+    // given: two slots, a user's three slow pieces (two running) and another user's backlog
+    const { started, settle, backlog, leases } = harness(2, 2_000, 4);
+    backlog('hostile', 3);
+    backlog('by', 6);
+    await settle();
+    expect(started).toEqual(['hostile0', 'hostile1']);
+    // when: both step aside
+    leases.get('hostile0')!.detach();
+    await settle();
+    leases.get('hostile1')!.detach();
+    await settle();
+    // then: the other user runs in both slots (its demand against the third piece's), not in one beside an idle slot
+    expect(started.filter((n) => n.startsWith('by'))).toHaveLength(1);
+    leases.get('hostile2')?.detach();
+    await settle();
+    expect(started.filter((n) => n.startsWith('by'))).toHaveLength(2);
+  });
+
   it('frees the slot of work that fails', async () => {
-    const fair = new FairShares<string>(1);
-    await expect(fair.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(await fair.run('a', async () => 'next')).toBe('next');
+    const fair = new FairShares(1);
+    await expect(fair.run(turn('a'), async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await fair.run(turn('a'), async () => 'next')).toBe('next');
+  });
+
+  it("shares go to tenants, not jobs: a user's many jobs get one user's share", async () => {
+    // given: one user with 50 jobs of 10 pieces each, another with one job of 10
+    const { fair, started, end, settle, backlog } = harness(10);
+    for (let j = 0; j < 50; j++) backlog(`many/j${j}`, 10);
+    backlog('one/only', 10);
+    await settle();
+    // then: an even split between the two users, whatever their job counts
+    expect(Object.fromEntries(fair.shares())).toEqual({ many: 5, one: 5 });
+    // when: the 10 pieces the first user started alone end
+    for (let i = 0; i < 10; i++) await end(`many/j0${i}`);
+    // then: half the slots go to the other user, the rest round the first user's other jobs
+    expect(started.slice(10).filter((n) => n.startsWith('one/'))).toHaveLength(5);
+    expect(started.slice(10).filter((n) => n.startsWith('many/')).sort()).toEqual(['many/j10', 'many/j20', 'many/j30', 'many/j40', 'many/j50']);
+  });
+
+  it("within a tenant, its jobs take turns: one job's backlog does not hold back another's piece", async () => {
+    const { started, submit, end, settle, backlog } = harness(1);
+    backlog('u/big', 5);
+    await settle();
+    void submit('u/small', 'small0');
+    await end('u/big0');
+    expect(started).toEqual(['u/big0', 'small0']);
+  });
+
+  it('alternates between tenants while both wait', async () => {
+    const { started, end, settle, backlog } = harness(1, 0);
+    backlog('a', 3);
+    backlog('b', 3);
+    await settle();
+    for (const name of ['a0', 'b0', 'a1', 'b1', 'a2']) await end(name);
+    expect(started).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2']);
+  });
+
+  it('work that detaches frees its slot for others while it runs, up to maxDetached at once', async () => {
+    const { fair, started, end, settle, backlog, leases } = harness(1, 2_000, 1);
+    backlog('slow', 2);
+    backlog('fast', 2);
+    await settle();
+    expect(started).toEqual(['slow0']);
+    expect(leases.get('slow0')!.detach()).toBe(true);
+    await settle();
+    // fast0 takes the freed slot; slow0 goes on beside it, holding none
+    expect(started).toEqual(['slow0', 'fast0']);
+    expect(fair.busy).toBe(2);
+    // a second detach is refused while one is out: the slot stays held
+    expect(leases.get('fast0')!.detach()).toBe(false);
+    await end('fast0');
+    expect(started).toEqual(['slow0', 'fast0', 'fast1']);
+    await end('fast1');
+    // the detached work ending frees no slot (it holds none)
+    await end('slow0');
+    expect(started).toEqual(['slow0', 'fast0', 'fast1', 'slow1']);
+    expect(fair.busy).toBe(1);
   });
 });

@@ -31,22 +31,25 @@
  * TRAWL_HOST_DEFER_AFTER_MS) defers it (DeferredError): the consumer parks it in a retry tier until
  * its due time, as the same attempt, and its slot goes to the next fetch.
  *
- * A fetch runs in its job's turn for one of the worker's fetch slots (fetch-slots.ts): the consumer
- * hands over more fetches than may run, and the slots go round the jobs waiting, so that one job's
- * backlog of slow hosts does not run ahead of every other job's fetches.
+ * A fetch runs in its user's and job's turn for one of the worker's fetch slots (fetch-slots.ts):
+ * the consumer hands over more fetches than may run, and the slots go round the users waiting (then
+ * a user's jobs), so that one user's backlog of slow hosts does not run ahead of everyone else's.
  */
 import { counterIn, DeferredError, defaultMetrics, describeError, NonRetriableError, StreamsError, type ConsumedEventOf, type DeadLetter, type EventProducer, type Logger } from '@trawl/streams';
-import { BlockedError, HostBusyError, pageEvents, pageFailedEvent, unsafeAddressLogFields, type FetchWithSpec, type PageProcessor } from '@trawl/crawl';
+import { BlockedError, HostBusyError, pageEvents, pageFailedEvent, unsafeAddressLogFields, type FetchWithSpec, type PageProcessor, type ThrottleSettingReport } from '@trawl/crawl';
 import type { FetchRequested } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
 import type { FetchSlots } from './fetch-slots.ts';
 import type { PageContentStore } from './page-content-store.ts';
+import type { PageDownloads } from './page-downloads.ts';
 import { pageBudget } from './page-budget.ts';
 import type { SpecCache } from './spec-cache.ts';
 
 export interface FetchHandlerDeps {
   /** The crawl's PageProcessor (parsing in-line or on threads). */
   readonly processor: Pick<PageProcessor, 'process'>;
+  /** Fetches and stores a page's linked files (CrawlSpec.downloads); without it, none is. */
+  readonly downloads?: Pick<PageDownloads, 'run'>;
   readonly producer: EventProducer;
   readonly logger: Logger;
   /** Jobs known to be over (cancelled, completed): their remaining fetches are skipped. */
@@ -61,6 +64,8 @@ export interface FetchHandlerDeps {
   readonly slots?: Pick<FetchSlots, 'run'>;
   /** Takes what the worker has to tell a job's log (proxy-pool.ts takeNotes: a proxy benched); said on the job's next PageFetched. */
   readonly notes?: (jobId: string) => readonly string[];
+  /** What the adaptive throttle chose for an adaptive_throttle job's host, when it is news (throttle-reports.ts); said on the page's PageFetched (`throttle`). */
+  readonly throttle?: (jobId: string, host: string) => ThrottleSettingReport | null;
   /** Where the fetch outcomes are counted; default the process-wide registry. */
   readonly metrics?: Registry;
 }
@@ -77,7 +82,7 @@ export class FetchHandler {
 
   constructor(private readonly deps: FetchHandlerDeps) {
     this.outcomes = fetchOutcomes(deps.metrics ?? defaultMetrics);
-    this.blocked = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_blocked_total', 'Answers taken for block pages (never stored; retried with back-off), by rule: challenge, captcha, pattern, small_body.', ['rule']);
+    this.blocked = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_blocked_total', 'Answers taken for block pages (never stored; retried with back-off), by rule: challenge, captcha, pattern, small_body, login_wall.', ['rule']);
     this.fromCache = counterIn(deps.metrics ?? defaultMetrics, 'trawl_worker_pages_from_cache_total', 'Pages whose stored body was parsed instead of one fetched now: not_modified (a conditional request answered 304), max_age (reused without a request).', ['reuse']);
   }
 
@@ -87,9 +92,9 @@ export class FetchHandler {
     const budget = pageBudget(this.deps.pageBudgetMs, event.signal, request.url);
     let page: Awaited<ReturnType<FetchHandlerDeps['processor']['process']>> | undefined;
     try {
-      // In its job's turn for a fetch slot (fetch-slots.ts); a job that ended while it waited is skipped.
-      const fetchPage = async () => (this.deps.endedJobs.has(request.job_id) ? undefined : budget.run(this.deps.processor.process(request, { signal: budget.signal })));
-      const turn = { jobId: request.job_id, partition: `${event.topic}:${event.partition}`, signal: budget.signal };
+      // In its user's and job's turn for a fetch slot (fetch-slots.ts); a job that ended while it waited is skipped.
+      const fetchPage = async () => (this.deps.endedJobs.has(request.job_id) ? undefined : budget.run(this.withDownloads(request, this.deps.processor.process(request, { signal: budget.signal }), budget.signal)));
+      const turn = { jobId: request.job_id, userId: request.user_id ?? null, partition: `${event.topic}:${event.partition}`, signal: budget.signal };
       page = await (this.deps.slots ? this.deps.slots.run(turn, fetchPage) : fetchPage());
     } catch (err) {
       // The host cannot take it soon (Retry-After, spacing): parked until due, the consumer slot freed.
@@ -98,7 +103,8 @@ export class FetchHandler {
       // which range refused it is the operator's to know, here.
       const refusal = unsafeAddressLogFields(err);
       if (refusal) this.deps.logger.warn({ job_id: request.job_id, fetch_id: request.fetch_id, url: request.url, ...refusal }, 'fetch refused by the egress rules');
-      // A block page: said once per answer (the rule and why, never the body), then retried like any retriable failure.
+      // A block page: said once per answer (the rule and why, never the body), then retried like any retriable failure
+      // (a login wall without a login is not: LoginRequiredError, PageFailed at once).
       if (err instanceof BlockedError) {
         this.blocked.inc({ rule: err.verdict.rule });
         this.deps.logger.warn({ job_id: request.job_id, fetch_id: request.fetch_id, url: request.url, attempt: event.attempt, status: err.status, rule: err.verdict.rule, reason: err.verdict.reason }, 'blocked');
@@ -119,13 +125,23 @@ export class FetchHandler {
     const built = pageEvents(request, page, event.attempt, { maxEventBytes: this.deps.producer.maxEventBytes, ...(content ? { content } : {}) });
     // The job's notes (a proxy benched since its previous page here) ride on this page's line of the job log.
     const notes = this.deps.notes?.(request.job_id) ?? [];
-    const { items, fetched } = notes.length > 0 ? { ...built, fetched: { ...built.fetched, notes: [...notes] } } : built;
+    // The throttle's choice for the page's host, when it moved enough to tell the job (its log and view).
+    const throttle = request.spec.adaptive_throttle && this.deps.throttle ? this.deps.throttle(request.job_id, new URL(request.url).host) : null;
+    const { items } = built;
+    const fetched = notes.length > 0 || throttle ? { ...built.fetched, ...(notes.length > 0 ? { notes: [...notes] } : {}), ...(throttle ? { throttle } : {}) } : built.fetched;
     const encodedItems = await Promise.all(items.map((item) => this.deps.producer.encodeEvent('ItemExtracted', item)));
     const encodedPage = await this.deps.producer.encodeEvent('PageFetched', fetched);
     await Promise.all(encodedItems.map((item) => this.deps.producer.sendRaw(item)));
     await this.deps.producer.sendRaw(encodedPage);
     this.outcomes.inc({ outcome: 'fetched', class: fetched.status ? `${Math.floor(fetched.status / 100)}xx` : 'none', render_mode: String(fetched.render_mode ?? 'http') });
     if (fetched.from_cache) this.fromCache.inc({ reuse: fetched.from_cache });
+  }
+
+  /** The page, with its linked files fetched and stored (page-downloads.ts): in the page's fetch slot and budget, before its events. */
+  private async withDownloads(request: FetchWithSpec, processing: ReturnType<PageProcessor['process']>, signal: AbortSignal): ReturnType<PageProcessor['process']> {
+    const page = await processing;
+    if (!this.deps.downloads || !page.downloads || page.downloads.length === 0) return page;
+    return { ...page, storedDownloads: await this.deps.downloads.run(request, page.downloads, signal) };
   }
 
   /** The dead-letter hook: a fetch given up for good still ends, as PageFailed. */

@@ -50,6 +50,37 @@ describe('FetchSlots', () => {
     expect(inOneLine / alone).toBeGreaterThan(50);
   });
 
+  it("shares are per user: one user's backlog in 50 jobs leaves another user's crawl of 4 pages at a time under twice its time alone", async () => {
+    // The small crawl: 10 rounds of 4 fetches at once (20 ms each), a 50 ms frontier round trip between two.
+    const crawl = async (slots: FetchSlots) => {
+      const t0 = Date.now();
+      let done = false;
+      void (async () => {
+        for (let round = 0; round < 10; round++) {
+          if (round > 0) await sleep(50);
+          await Promise.all(Array.from({ length: 4 }, () => slots.run({ jobId: 'small', userId: 'alice', partition: 'trawl.fetch:0' }, () => sleep(20))));
+        }
+        done = true;
+      })();
+      while (!done) await vi.advanceTimersByTimeAsync(10);
+      return Date.now() - t0;
+    };
+    // The other user's 500 slow fetches (2–4 s) in 50 jobs; `userId` undefined: each job a tenant of its own, as before.
+    const beside = async (userId: string | undefined) => {
+      const slots = new FetchSlots(OPTIONS);
+      for (let i = 0; i < 500; i++) void slots.run({ jobId: `big-${i % 50}`, userId, partition: 'trawl.fetch:0' }, () => sleep(2_000 + ((i * 7_919) % 2_000)));
+      await vi.advanceTimersByTimeAsync(10_000);
+      return crawl(slots);
+    };
+    const alone = await crawl(new FetchSlots(OPTIONS));
+    const byUser = await beside('mallory');
+    const byJob = await beside(undefined);
+    console.info(`FETCH-SLOTS per user ${JSON.stringify({ aloneMs: alone, besideMs: byUser, ratio: +(byUser / alone).toFixed(2), perJobMs: byJob })}`);
+    expect(byUser / alone).toBeLessThan(2);
+    // Per job, the 50 jobs' shares left the crawl one slot: its 4 fetches a round ran one after another.
+    expect(byJob / alone).toBeGreaterThan(2);
+  });
+
   it('a job alone uses every slot of its partition', async () => {
     const slots = new FetchSlots(OPTIONS);
     for (let i = 0; i < 100; i++) void slots.run({ jobId: 'big', partition: 'trawl.fetch:0' }, () => sleep(1_000));

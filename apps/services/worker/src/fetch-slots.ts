@@ -13,12 +13,14 @@
  * - A fetch runs when it holds a slot of its partition (`perPartition`, TRAWL_WORKER_CONCURRENCY:
  *   what the consumer's concurrency was) and one of the worker (`perWorker`,
  *   TRAWL_WORKER_MAX_CONCURRENCY: the consumer's former ceiling over all partitions). Each is shared
- *   by max-min fair shares between the jobs active there (fair-shares.ts): a job alone uses every
- *   slot; beside a job that runs 2 fetches at a time, a job with 10,000 fetches waiting holds at
- *   most the rest, so the small job's next fetch finds a slot free instead of waiting for one of the
- *   big job's slow fetches to end (or, before, for its whole backlog).
+ *   by max-min fair shares between the users active there, and within a user between its jobs in
+ *   turn (fair-shares.ts; the user is FetchRequested's `user_id`, a request without one is a tenant
+ *   of its own): a user alone uses every slot; beside a user who runs 2 fetches at a time, a user
+ *   with 10,000 fetches waiting, in one job or a hundred, holds at most the rest, so the small
+ *   crawl's next fetch finds a slot free instead of waiting for one of the big crawl's slow fetches
+ *   to end (or, before, for its whole backlog).
  * - A page rendered in Chromium takes a tab the same way (`browserTabs`, TRAWL_BROWSER_CONCURRENCY),
- *   so a job's many browser pages cannot queue ahead of another job's in the browser pool. The wait
+ *   so a user's many browser pages cannot queue ahead of another user's in the browser pool. The wait
  *   for a tab, like the wait for a slot or for a host's politeness, is not charged to the page's
  *   budget, which starts with the fetch itself.
  *
@@ -27,11 +29,10 @@
  *
  * What it costs. The fetches waiting here count as running for the consumer: they hold their
  * partition's commit point as queued ones did, and a stopping worker gives them its drain time
- * (then abandons them, uncommitted) rather than dropping them at once. Fairness is per job, not per
- * user: one user's several jobs get a turn each.
+ * (then abandons them, uncommitted) rather than dropping them at once.
  */
 import type { PageFetcher } from '@trawl/crawl';
-import { FairShares, type FairSharesOptions } from './fair-shares.ts';
+import { FairShares, type FairSharesOptions, type FairTurn } from './fair-shares.ts';
 
 export interface FetchSlotsOptions {
   /** Fetches running at once per partition of trawl.fetch and of each retry tier (TRAWL_WORKER_CONCURRENCY). */
@@ -75,9 +76,11 @@ export function fetchSlotsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
   };
 }
 
-/** What a fetch is, for its turn: its job, and the partition (topic and number) it was read from. */
+/** What a fetch is, for its turn: its user and job, and the partition (topic and number) it was read from. */
 export interface FetchTurn {
   readonly jobId: string;
+  /** The job's user (FetchRequested's `user_id`); absent or null (a request written before it): the job is a tenant of its own. */
+  readonly userId?: string | null;
   readonly partition: string;
   /** Aborting it while the fetch waits takes the fetch out of line (rejecting with its reason); also the page's signal, by which its browser render finds its job. */
   readonly signal?: AbortSignal;
@@ -85,18 +88,18 @@ export interface FetchTurn {
 
 export class FetchSlots {
   /** By partition; kept (a worker reads a few dozen), so that a job's claim survives a partition's idle moment. */
-  private readonly partitions = new Map<string, FairShares<string>>();
-  private readonly worker: FairShares<string>;
-  private readonly tabs: FairShares<string>;
-  /** The job of each page being processed, by the page's signal (what reaches its fetcher). */
-  private readonly jobs = new WeakMap<AbortSignal, string>();
+  private readonly partitions = new Map<string, FairShares>();
+  private readonly worker: FairShares;
+  private readonly tabs: FairShares;
+  /** The user and job of each page being processed, by the page's signal (what reaches its fetcher and its parse). */
+  private readonly turns = new WeakMap<AbortSignal, FairTurn>();
 
   constructor(
     readonly options: FetchSlotsOptions,
     private readonly shares: FairSharesOptions = {},
   ) {
-    this.worker = new FairShares<string>(options.perWorker, shares);
-    this.tabs = new FairShares<string>(options.browserTabs, shares);
+    this.worker = new FairShares(options.perWorker, shares);
+    this.tabs = new FairShares(options.browserTabs, shares);
   }
 
   /** The consumer's options that hand it every accepted fetch up to the queue (see the header). */
@@ -104,18 +107,24 @@ export class FetchSlots {
     return { concurrency: this.options.queuePerPartition, maxConcurrency: MAX_BUFFERED, maxBuffered: MAX_BUFFERED };
   }
 
-  /** Runs `work` once the fetch holds a slot of its partition and of the worker, in its job's turn. */
+  /** Runs `work` once the fetch holds a slot of its partition and of the worker, in its user's and job's turn. */
   run<T>(turn: FetchTurn, work: () => Promise<T>): Promise<T> {
-    if (turn.signal) this.jobs.set(turn.signal, turn.jobId);
-    return this.partitionSlots(turn.partition).run(turn.jobId, () => this.worker.run(turn.jobId, work, turn.signal), turn.signal);
+    const fair = tenantTurn(turn);
+    if (turn.signal) this.turns.set(turn.signal, fair);
+    return this.partitionSlots(turn.partition).run(fair, () => this.worker.run(fair, work, turn.signal), turn.signal);
+  }
+
+  /** The user and job of the page whose signal this is, while it is processed (its parse takes its turn by them). */
+  turnOf(signal: AbortSignal | undefined): FairTurn | undefined {
+    return signal ? this.turns.get(signal) : undefined;
   }
 
   /** `fetcher` (the browser) behind the tabs: a render starts once its job's turn gives it one. */
   tabbed(fetcher: PageFetcher): PageFetcher {
     return {
       fetch: (url, options) => {
-        const job = options?.signal ? (this.jobs.get(options.signal) ?? '') : '';
-        return this.tabs.run(job, () => fetcher.fetch(url, options), options?.signal);
+        const turn = this.turnOf(options?.signal) ?? { tenant: '', job: '' };
+        return this.tabs.run(turn, () => fetcher.fetch(url, options), options?.signal);
       },
     };
   }
@@ -127,9 +136,14 @@ export class FetchSlots {
     return { fetching: this.worker.busy, waiting, rendering: this.tabs.busy, waitingForTab: this.tabs.queued };
   }
 
-  private partitionSlots(partition: string): FairShares<string> {
+  private partitionSlots(partition: string): FairShares {
     let slots = this.partitions.get(partition);
-    if (!slots) this.partitions.set(partition, (slots = new FairShares<string>(this.options.perPartition, this.shares)));
+    if (!slots) this.partitions.set(partition, (slots = new FairShares(this.options.perPartition, this.shares)));
     return slots;
   }
+}
+
+/** A fetch's tenant: its user, or, for a request that names none, its job alone. */
+export function tenantTurn(turn: Pick<FetchTurn, 'jobId' | 'userId'>): FairTurn {
+  return { tenant: turn.userId ? `user:${turn.userId}` : `job:${turn.jobId}`, job: turn.jobId };
 }

@@ -13,6 +13,10 @@
  *   leaves the page without a content hash (it is not cached, a later crawl fetches it in full),
  *   and the store is not asked again for COOL_DOWN_MS, so an S3 outage slows no crawl.
  *   TRAWL_HTTP_CACHE=off turns the HTTP cache off whatever the jobs ask.
+ * - A PDF page read for its text (the job keeps text or markdown): its bytes are the body, its text
+ *   and Markdown the parse step's (ProcessedPage.derived); it has no `html`.
+ * - A linked file of the job's downloads (storeDownload): stored by its hash, once (`put` asks
+ *   `HEAD` first), within the user's storage quota like a page's content; never for the HTTP cache.
  * - A page served from the cache (ProcessedPage.cache): its body is stored already under its hash;
  *   only the formats asked are derived and stored (HEAD-only when another job stored them).
  * - Before anything is written, the job's user must be within their storage quota
@@ -24,7 +28,8 @@
  * TRAWL_HTTP_CACHE=off whose jobs never ask for formats runs without S3.
  */
 import { ContentStore, FORMAT_MEDIA_TYPES, isContentFormat, storePageContent, type ContentFormat } from '@trawl/content';
-import type { FetchWithSpec, ProcessedPage, StoredContent } from '@trawl/crawl';
+import { isPdfType, type DownloadedFile, type FetchWithSpec, type ProcessedPage, type StoredContent } from '@trawl/crawl';
+import type { StoredDownload } from '@trawl/schemas';
 import { counterIn, defaultMetrics, type Logger } from '@trawl/streams';
 import { hasRequestOptions } from '@trawl/schemas';
 import type { Registry } from 'prom-client';
@@ -68,16 +73,23 @@ export class PageContentStore {
     this.ensureBucket().catch((err: unknown) => this.logger.warn({ err }, 'content store not ready; it is checked again when a page is stored'));
   }
 
-  async store(request: FetchWithSpec, page: Pick<ProcessedPage, 'result' | 'cache'>): Promise<StoredContent | undefined> {
+  async store(request: FetchWithSpec, page: Pick<ProcessedPage, 'result' | 'cache' | 'metadata' | 'derived'>): Promise<StoredContent | undefined> {
     const { result } = page;
     const formats = request.spec.formats.filter(isContentFormat) as ContentFormat[];
+    const mediaType = result.contentType?.split(';')[0]?.trim().toLowerCase() ?? null;
+    if (formats.length > 0 && !result.isHtml && result.data && isPdfType(mediaType)) {
+      if (!(await this.mayStore(request))) return this.refused(page);
+      await this.ensureBucket();
+      return storePageContent(this.contentStore, { html: '', document: { bytes: result.data, mediaType: mediaType! }, finalUrl: result.finalUrl, derived: page.derived ?? null }, formats);
+    }
     if (!result.isHtml || result.body === null) return undefined;
     if (page.cache && formats.length === 0) return { contentHash: page.cache.contentHash, formats: [] };
     if (formats.length > 0) {
       if (!(await this.mayStore(request))) return this.refused(page);
       await this.ensureBucket();
       // A render's screenshot and PDF (result.captures) go with the body when the job asked for them.
-      return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl, ...(result.captures ? { captures: result.captures } : {}) }, formats);
+      // The page's structured data (the parse step's, when `metadata` is asked) is stored as JSON beside them.
+      return storePageContent(this.contentStore, { html: result.body, finalUrl: result.finalUrl, ...(result.captures ? { captures: result.captures } : {}), ...(page.metadata ? { metadata: page.metadata } : {}), ...(page.derived ? { derived: page.derived } : {}), mainContent: request.spec.only_main_content ?? false }, formats);
     }
     if (!this.httpCache || !isCacheable(result) || this.now() < this.coolUntil) return undefined;
     if (!request.spec.store_in_cache && !request.cached) return undefined;
@@ -93,6 +105,17 @@ export class PageContentStore {
       this.logger.warn({ err, url: request.url, coolDownMs: COOL_DOWN_MS }, 'a page body could not be stored for the HTTP cache: pages are not cached meanwhile');
       return undefined;
     }
+  }
+
+  /** A linked file of the job's downloads, stored under its hash (once); null when the user's storage quota is used up. */
+  async storeDownload(request: FetchWithSpec, file: DownloadedFile): Promise<StoredDownload | null> {
+    if (!(await this.mayStore(request))) {
+      this.refusals.inc({ reason: STORAGE_QUOTA_EXCEEDED });
+      return null;
+    }
+    await this.ensureBucket();
+    const put = await this.contentStore.put(file.data, file.contentType?.split(';')[0]?.trim() || 'application/octet-stream');
+    return { url: file.url, sha256: put.hash, content_type: file.contentType, bytes: put.bytes };
   }
 
   close(): void {

@@ -7,7 +7,7 @@
  */
 import { contentHash, ContentNotFoundError, type ContentStore } from '@trawl/content';
 import type { CachedBodies } from '@trawl/crawl';
-import { counterIn, defaultMetrics, onceEvery, type Logger } from '@trawl/streams';
+import { counterIn, defaultMetrics, onceEvery, RetriableError, type Logger } from '@trawl/streams';
 import type { Registry } from 'prom-client';
 import { startBudgetOf } from './page-budget.ts';
 
@@ -20,6 +20,12 @@ export class StoredBodies implements CachedBodies {
     private readonly store: Pick<ContentStore, 'get'>,
     private readonly logger: Logger,
     metrics: Registry = defaultMetrics,
+    /**
+     * A re-extraction's reader: a body that cannot be read now (S3 down, a mismatching object)
+     * throws a RetriableError instead of being undefined — such a page has no network to fall
+     * back on, so it waits for the store in the retry tiers; only a missing body is undefined.
+     */
+    private readonly options: { readonly strict?: boolean } = {},
   ) {
     this.reads = counterIn(metrics, 'trawl_worker_cached_body_reads_total', 'Stored bodies read for the HTTP cache, by result: found, missing (fetched in full instead), unreadable (S3 down or the object does not match its hash; fetched in full).', ['result']);
   }
@@ -48,6 +54,7 @@ export class StoredBodies implements CachedBodies {
 
   private unreadable(hash: string, err: unknown): void {
     this.reads.inc({ result: 'unreadable' });
+    if (this.options.strict) throw new RetriableError(`the stored body ${hash.slice(0, 12)}… cannot be read now`, { cause: err });
     if (!this.warn()) return;
     this.logger.warn({ err, hash }, 'a cached body cannot be read: pages are fetched in full meanwhile');
   }

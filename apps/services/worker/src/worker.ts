@@ -27,7 +27,7 @@ import {
   type Logger,
   type Service,
 } from '@trawl/streams';
-import { actionLimitsFromEnv, AutoThrottle, autoThrottleOptionsFromEnv, BlockClassifier, blockClassifierOptionsFromEnv, containBrowser, describeExposures, egressPolicyFromEnv, HostLimiter, hostLimiterOptionsFromEnv, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver, SitemapReader, sitemapLimitsFromEnv, userAgentFromEnv, type PageFetcher } from '@trawl/crawl';
+import { actionLimitsFromEnv, AutoThrottle, autoThrottleOptionsFromEnv, ThrottleReports, BlockClassifier, blockClassifierOptionsFromEnv, containBrowser, describeExposures, egressPolicyFromEnv, HostLimiter, hostLimiterOptionsFromEnv, HttpFetcher, lazyBrowserFetcher, PageProcessor, parseLimitsFromEnv, RobotsCache, SafeResolver, SitemapReader, sitemapLimitsFromEnv, userAgentFromEnv, type PageFetcher } from '@trawl/crawl';
 import { createPool, CRAWL_SPEC_MIGRATIONS, CRAWL_SPECS_OWNER, migrate, quotasFromEnv } from '@trawl/store';
 import { ContentStore } from '@trawl/content';
 import { secretBoxFromEnv } from '@trawl/store/secrets';
@@ -42,6 +42,8 @@ import { budgetedFetcher, pageBudgetMs } from './page-budget.ts';
 import { SpecCache } from './spec-cache.ts';
 import { browserLogin, SessionPool } from '@trawl/crawl';
 import { MAX_PAGE_NOTES, ProxyPools, proxyPoolsOptionsFromEnv } from '@trawl/crawl';
+import { NearDuplicates, nearDuplicateDistanceFromEnv } from '@trawl/crawl';
+import { documentLimitsFromEnv, RulesCache } from '@trawl/crawl';
 import { proxyObserver } from './proxy-metrics.ts';
 import { SessionLog } from './session-log.ts';
 import { sessionEvents } from './session-events.ts';
@@ -49,6 +51,8 @@ import { StoredBodies } from './stored-bodies.ts';
 import { httpCacheEnabled } from './http-cache-config.ts';
 import { clampedSitemapLimits } from './sitemap-config.ts';
 import { ParsePool, parsePoolOptionsFromEnv } from './parse/parse-pool.ts';
+import { parseWork } from './parse/parse-work.ts';
+import { PageDownloads } from './page-downloads.ts';
 
 const int = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 
@@ -129,11 +133,16 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const blocks = new BlockClassifier(blockClassifierOptionsFromEnv());
   const throttle = new AutoThrottle(autoThrottleOptionsFromEnv());
   registerThrottleGauges(defaultMetrics, throttle);
+  // What it chose is told to the job too (PageFetched.throttle), when it moved enough to be news (throttle-reports.ts).
+  const throttleReports = new ThrottleReports();
   // A page's budget starts with its fetch (robots.txt and the politeness wait come first, uncharged).
   const parseLimits = parseLimitsFromEnv();
   const contentStore = new ContentStore();
   // Pages parse on threads with a time limit each (parse/parse-pool.ts), never on this one.
-  const parsePool = parsing.threads > 0 ? new ParsePool(parsing, logger) : undefined;
+  const parsePool = parsing.threads > 0 ? new ParsePool(parsing, logger, defaultMetrics, (signal) => slots.turnOf(signal)) : undefined;
+  const inlineRules = new RulesCache(256);
+  // PDFs read for their text, and the ceiling of jobs' downloads (TRAWL_PDF_MAX_BYTES, TRAWL_PDF_MAX_PAGES, TRAWL_DOWNLOADS_MAX_BYTES).
+  const documents = documentLimitsFromEnv();
   // The HTTP cache reads the bodies its entries name from the content store (stored-bodies.ts).
   // Sitemaps go through the same safe fetcher, robots.txt and host limiter as pages, never the cache.
   // Jobs' sessions (CrawlSpec.sessions, login) live on trawl.sessions, jars sealed (session-log.ts).
@@ -144,19 +153,27 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const sessions = new SessionPool({ store: sessionLog, http, browser: browserLogin(slots.tabbed(browser)), open: (value) => credentials.open(value), onEvent: sessionNotes.onEvent });
   // Jobs' proxies (CrawlSpec.proxies, else TRAWL_PROXY_URL); their credentials open here, in memory.
   const proxies = new ProxyPools({ ...proxySettings, open: (v) => credentials.open(v), observer: proxyObserver(defaultMetrics, logger) });
+  const nearDuplicateDistance = nearDuplicateDistanceFromEnv();
+  const nearDuplicates = new NearDuplicates({ maxDistance: nearDuplicateDistance });
   const processor = new PageProcessor({
     // The wait for a tab comes before the budget's clock, like the wait for a host's politeness.
     http: budgetedFetcher(options.http?.(http) ?? http), browser: slots.tabbed(budgetedFetcher(browser)), robots, limiter, parseLimits,
-    ...(parsePool ? { parse: parsePool.parse } : {}),
+    // Without threads, pages are parsed (and their formats derived) on this thread, unbounded: for measurements.
+    parse: parsePool ? parsePool.parse : (job) => parseWork(job, inlineRules),
+    documents,
     ...(httpCache ? { cache: new StoredBodies(contentStore, logger) } : {}),
+    // A re-extraction reads its source job's bodies from the content store whatever TRAWL_HTTP_CACHE says.
+    stored: new StoredBodies(contentStore, logger, defaultMetrics, { strict: true }),
     sitemaps: new SitemapReader({ http, robots, limiter, limits: sitemapLimits }),
     blocks,
     throttle,
     credentials,
     sessions,
     proxies,
+    // Near-duplicates per job and host, where that host's fetches are consumed (dedupe/near-duplicates.ts).
+    nearDuplicates,
   });
-  logger.info({ pageBudgetMs: budgetMs, parseLimits, parsing, politeness, fetching, httpCache, sitemapLimits, proxy: { operatorDefault: proxySettings.defaultProxy ? parseProxyUrlLabel(proxySettings.defaultProxy) : null, benchAfter: proxySettings.benchAfter, benchMs: proxySettings.benchMs } }, 'page processing');
+  logger.info({ pageBudgetMs: budgetMs, nearDuplicateDistance: nearDuplicates.enabled ? nearDuplicateDistance : 'off', parseLimits, parsing, politeness, fetching, httpCache, sitemapLimits, proxy: { operatorDefault: proxySettings.defaultProxy ? parseProxyUrlLabel(proxySettings.defaultProxy) : null, benchAfter: proxySettings.benchAfter, benchMs: proxySettings.benchMs } }, 'page processing');
   // Specs by hash (crawl_specs): FetchRequested names its job's spec rather than copying it.
   const pool = createPool({ applicationName: 'trawl-worker', max: 4 });
   await migrate(pool, CRAWL_SPECS_OWNER, CRAWL_SPEC_MIGRATIONS);
@@ -165,7 +182,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   const quota = new StorageQuota(pool, { defaults: quotasFromEnv(), logger, ttlMs: int('TRAWL_WORKER_STORAGE_QUOTA_TTL_MS', 10_000) });
   const content = new PageContentStore(contentStore, logger, { httpCache, quota });
   content.prepare();
-  const handler = new FetchHandler({ processor, producer, logger, endedJobs, pageBudgetMs: budgetMs, specs, content, slots, notes: (jobId) => withSessionNotes(proxies.takeNotes(jobId), (max) => sessionNotes.takeNotes(jobId, max)) });
+  const handler = new FetchHandler({ processor, producer, logger, endedJobs, pageBudgetMs: budgetMs, specs, content, slots, notes: (jobId) => withSessionNotes(proxies.takeNotes(jobId), (max) => sessionNotes.takeNotes(jobId, max)), throttle: (jobId, host) => throttleReports.take(throttle.choice(host, jobId)), downloads: new PageDownloads(processor, content, logger) });
   const consumer = await runEventConsumer({
     name: 'worker',
     groupId: consumerGroup('trawl-worker'),

@@ -49,6 +49,7 @@ const request = (formats: string[] = [], over: { storeInCache?: boolean; cached?
   spec_hash: null,
   params: {},
   cached: over.cached ?? null,
+  user_id: null,
 });
 
 const result = (over: Partial<FetchResult> = {}): FetchResult => ({
@@ -153,5 +154,17 @@ describe('bodies read back for the HTTP cache', () => {
     expect(reads).toMatch(/result="found"} 1/);
     expect(reads).toMatch(/result="missing"} 1/);
     expect(reads).toMatch(/result="unreadable"} 1/);
+  }, 120_000);
+
+  it("reads strictly for a re-extraction: a missing body is absent, an unreachable store a retriable failure (it has no fetch to fall back on)", async () => {
+    const put = await s3.put(new TextEncoder().encode('<p>kept</p>'), 'text/html');
+    await s3.delete([put.hash]);
+    expect(await new StoredBodies(s3, logger, new Registry(), { strict: true }).body(put.hash)).toBeUndefined();
+    const dead = new ContentStore({ ...contentStoreConfig(), endpoint: 'http://127.0.0.1:9', bucket: s3.bucket });
+    try {
+      await expect(new StoredBodies(dead, logger, new Registry(), { strict: true }).body(put.hash)).rejects.toMatchObject({ retriable: true });
+    } finally {
+      dead.close();
+    }
   }, 120_000);
 });

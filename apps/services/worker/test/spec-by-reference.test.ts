@@ -30,7 +30,7 @@ function bigSpec(): CrawlSpec {
   return {
     ...crawlSpec(null, { depth: 1, max_pages: 10 }),
     item_root: 'article.item',
-    item_fields: [{ name: 'title', selector: 'h2', attribute: null }],
+    item_fields: [{ name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] }],
     allowed_hosts: Array.from({ length: 1_000 }, (_, i) => `h${String(i).padStart(4, '0')}-${'x'.repeat(82)}.example.org`),
   };
 }

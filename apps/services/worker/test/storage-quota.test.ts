@@ -59,6 +59,7 @@ const request = (jobId: string, formats: string[], over: { cached?: FetchWithSpe
   spec_hash: null,
   params: {},
   cached: over.cached ?? null,
+  user_id: null,
 });
 const result = (body: string): FetchResult => ({
   url: 'https://shop.example/stock', finalUrl: 'https://shop.example/stock', status: 200, contentType: 'text/html', bytes: body.length, wireBytes: body.length,

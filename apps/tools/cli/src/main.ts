@@ -15,6 +15,7 @@ import { down } from './commands/down.ts';
 import { exportJob } from './commands/export.ts';
 import { jobs } from './commands/jobs.ts';
 import { isJobAction, jobAction } from './commands/job-control.ts';
+import { reextract } from './commands/reextract.ts';
 import { createKey, listKeys, revokeKey } from './commands/keys.ts';
 import { logs } from './commands/logs.ts';
 import { replay } from './commands/replay.ts';
@@ -52,6 +53,10 @@ ${CRAWL_FLAGS_USAGE}
   pause <job id> [--json]         pause a job: no new fetches, state kept, until resumed
   resume <job id> [--json]        resume a paused job
   retry-failed <job id> [--json]  a new job over an ended job's failed pages
+  reextract <job id> --spec FILE [--json]
+                          a new job that parses an ended job's stored pages again under the extraction
+                          rules in FILE (JSON: item_root, item_fields, formats, only_main_content), fetching
+                          nothing; prints its id (its changes: GET /jobs/<id>/changes)
   logs <job id> [--json]  the job's log, live until it ends (Server-Sent Events; --json: one object a line)
   export <job id>         every page of a job to stdout
       --format ndjson|csv   one JSON object a line (default) or CSV with a header row
@@ -116,6 +121,7 @@ async function run(argv: string[]): Promise<number> {
       secret: { type: 'string' },
       job: { type: 'string' },
       schedule: { type: 'string' },
+      spec: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -260,6 +266,9 @@ async function run(argv: string[]): Promise<number> {
       await replay(args[0], { ...replayOptionsFromFlags(values), ...(swapThreshold === undefined ? {} : { swapThreshold }) });
       return 0;
     }
+    case 'reextract':
+      if (args.length !== 1 || !values.spec) throw new UsageError('usage: trawl reextract <job id> --spec FILE [--json]');
+      return reextract(ApiClient.fromEnv(), args[0]!, values.spec, { json: values.json });
     case 'cancel':
     case 'pause':
     case 'resume':

@@ -199,7 +199,7 @@ export class TrawlContender {
           allowed_hosts: [...this.site.hosts],
           requires_browser: this.setup.browser ?? false,
           item_root: ITEM_ROOT,
-          item_fields: ITEM_FIELDS.map((f) => ({ ...f })),
+          item_fields: ITEM_FIELDS.map((f) => ({ ...f, xpath: null, transforms: [] })),
           ...this.setup.spec,
         },
         attempt: 1,

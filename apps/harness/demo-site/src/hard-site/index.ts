@@ -2,8 +2,9 @@
  * The "hard site": what people actually crawl, in one local server — a consent wall, a login with
  * a CSRF token, pages that need the session, a header check, a per-session rate limit that answers
  * a captcha, lists that load by script, canonical and nofollow links, pages reachable only through a
- * proxy. Each feature is a module of its own (`./<feature>.ts`) registered in {@link FEATURES}; a
- * module owns the paths under its prefix and says what a complete crawl of it must give.
+ * proxy, an article in boilerplate with a PDF and images to download. Each feature is a module of
+ * its own (`./<feature>.ts`) registered in {@link FEATURES}; a module owns the paths under its
+ * prefix and says what a complete crawl of it must give.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { html, serve, type RunningServer } from '../serve.ts';
@@ -12,6 +13,8 @@ import { proxyOnly } from './proxy-only.ts';
 import { members } from './members.ts';
 import { linkRules } from './link-rules.ts';
 import { rateLimit } from './rate-limit.ts';
+import { documents } from './documents.ts';
+import { structured } from './structured.ts';
 
 export interface HardSiteOptions {
   readonly port?: number;
@@ -38,7 +41,7 @@ export interface HardSiteFeature {
 }
 
 /** The features, each in its own module. */
-const FEATURES: readonly HardSiteFeature[] = [dynamicLists, proxyOnly, members, linkRules, rateLimit];
+const FEATURES: readonly HardSiteFeature[] = [dynamicLists, proxyOnly, members, linkRules, rateLimit, structured, documents];
 
 export interface HardSite extends RunningServer {
   /** The home page: links to each feature's entry. */

@@ -246,9 +246,29 @@ export interface paths {
         };
         /**
          * A page's stored content in one format
-         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), a PNG `screenshot` or a `pdf` of the rendered page, as the job asked with `formats`. Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.
+         * @description The body as fetched (`html`), its main content as text (`text`) or as Markdown (`markdown`), a PNG `screenshot` or a `pdf` of the rendered page, its structured data as JSON (`metadata`: title, description, language, canonical, `open_graph`, `twitter`, `json_ld`, `microdata`), as the job asked with `formats`. Crawled content is anyone's, so it is served sandboxed: `Content-Security-Policy: sandbox` (a browser runs none of its scripts, gives it no origin and loads nothing it names from elsewhere), `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` (a browser saves it) unless `inline=true`.
          */
         get: operations["getPageContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/pages/{fetch_id}/downloads/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A linked file kept for a page
+         * @description One of the files the crawl's `downloads` kept for the page (listed in its `downloads`), as it was served, with its Content-Type. Served sandboxed like stored content: `Content-Security-Policy: sandbox`, `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` unless `inline=true`.
+         */
+        get: operations["getPageDownload"];
         put?: never;
         post?: never;
         delete?: never;
@@ -302,12 +322,32 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A schedule's run against the schedule's previous finished run: pages new, changed, gone, unchanged; items new, changed, removed
-         * @description The previous run is the schedule's latest run that finished (not failed or cancelled) before this one started. Pages are compared by normalised URL and content hash (a job keeps hashes when it asks for `formats`); items by `item_key`, page and position. `page.changed` webhooks and the live feed's `PageChanged` events are decided by the same rules, for each `changed` page.
+         * A job against another: a schedule's run against its previous finished run, a re-extraction against its source, any job against `against`; pages new, changed, gone, unchanged; items new, changed, removed
+         * @description The job compared with is `against` when given (any job of yours), else the job a re-extraction (`POST /jobs/{id}/reextract`) parsed again, else the schedule's latest run that finished (not failed or cancelled) before this one started. Pages are compared by normalised URL and content hash (a job keeps hashes when it asks for `formats`); items by `item_key`, page and position. `page.changed` webhooks and the live feed's `PageChanged` events are decided by the same rules, for each `changed` page.
          */
         get: operations["getJobChanges"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/reextract": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new job that parses a finished job's stored pages again under new extraction rules, without fetching any; its changes against the job at `changes_url`
+         * @description The source job's fetched pages are parsed again from the bodies it stored (it asked for `formats` or `store_in_cache`, or the HTTP cache holds the URL), at their depths, following no link: the site gets no request. A page without a stored body fails `TRAWL_NOT_STORED` in the new job. Rules left out of `spec` stay the source job's; the crawl's request options (headers, cookies, proxies, sessions, login, actions) are not carried over. Counted in the quotas as a job of as many pages as the source fetched.
+         */
+        post: operations["reextractJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -764,7 +804,7 @@ export interface components {
         ErrorResponse: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "UNSUPPORTED_SELECTOR" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "HEADER_NOT_ALLOWED" | "INVALID_HEADER" | "REQUEST_OPTIONS_TOO_LARGE" | "INVALID_LOCALE" | "INVALID_COOKIE" | "COOKIE_DOMAIN_NOT_CRAWLED" | "UNKNOWN_SECRET" | "SECRET_TOO_LARGE" | "SHARED_SPIDER_HOSTS" | "LOGIN_NEEDS_SESSIONS" | "INVALID_PROXY" | "PROXY_NOT_ALLOWED" | "INVALID_LOGIN" | "ACTIONS_TOO_MANY" | "INVALID_ACTION" | "UNSUPPORTED_FORMAT" | "URL_REFUSED" | "TIMEOUT_TOO_LONG" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SECRET_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
+                code: "VALIDATION_FAILED" | "INVALID_JSON" | "INVALID_CRON" | "INVALID_TIME_ZONE" | "SCHEDULE_IN_PAST" | "INTERVAL_TOO_SHORT" | "UNKNOWN_SPIDER" | "UNKNOWN_WEBSITE" | "UNSUPPORTED_PATTERN" | "UNSUPPORTED_SELECTOR" | "INVALID_TRANSFORM" | "INVALID_ITEM_SCHEMA" | "WEBHOOK_URL_REFUSED" | "MISSING_PARAM" | "RETENTION_TOO_LONG" | "HEADER_NOT_ALLOWED" | "INVALID_HEADER" | "REQUEST_OPTIONS_TOO_LARGE" | "INVALID_LOCALE" | "INVALID_COOKIE" | "COOKIE_DOMAIN_NOT_CRAWLED" | "UNKNOWN_SECRET" | "SECRET_TOO_LARGE" | "SHARED_SPIDER_HOSTS" | "LOGIN_NEEDS_SESSIONS" | "INVALID_PROXY" | "PROXY_NOT_ALLOWED" | "INVALID_LOGIN" | "ACTIONS_TOO_MANY" | "INVALID_ACTION" | "UNSUPPORTED_FORMAT" | "URL_REFUSED" | "TIMEOUT_TOO_LONG" | "BAD_REQUEST" | "UNAUTHENTICATED" | "READ_ONLY_RESOURCE" | "ROUTE_NOT_FOUND" | "JOB_NOT_FOUND" | "SCHEDULE_NOT_FOUND" | "WEBSITE_NOT_FOUND" | "TARGET_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "SECRET_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "PAGE_NOT_FOUND" | "CONTENT_NOT_FOUND" | "JOB_ALREADY_FINISHED" | "JOB_NOT_PAUSABLE" | "JOB_NOT_FINISHED" | "JOB_NOT_SCHEDULED" | "NOTHING_TO_REEXTRACT" | "NO_FAILED_PAGES" | "SCHEDULE_NOT_ACTIVE" | "ID_TAKEN" | "WEBSITE_IN_USE" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "QUOTA_EXCEEDED" | "TOO_MANY_STREAMS" | "INTERNAL" | "DEPENDENCY_UNAVAILABLE" | "FEED_UNAVAILABLE";
                 message: string;
                 /** @description the request field at fault, dotted (`start_urls.0`) */
                 field?: string;
@@ -805,12 +845,16 @@ export interface components {
                 pages_fetched: number;
                 pages_failed: number;
                 items_extracted: number;
+                /** @description items kept with errors: a field transform or the website's `item_schema` refused them (`GET /jobs/:id/items?valid=false`); counted in items_extracted too */
+                items_invalid: number;
                 bytes: number;
                 urls_seen: number;
-                /** @description pages that ended blocked (a challenge, a captcha, a block pattern, on every attempt: error code TRAWL_BLOCKED); only in `GET /jobs/:id/status` */
+                /** @description pages that ended blocked (a challenge, a captcha, a block pattern, on every attempt: error code TRAWL_BLOCKED; a login wall without a login: TRAWL_LOGIN_REQUIRED); only in `GET /jobs/:id/status` */
                 pages_blocked?: number;
                 /** @description pages fetched as duplicates by rel=canonical (honour_canonical): their items are their canonical page's, not extracted again; only in `GET /jobs/:id/status` */
                 duplicates?: number;
+                /** @description pages whose main text is within `TRAWL_NEAR_DUPLICATE_DISTANCE` bits (simhash) of an earlier page of the job on the same host (print views, session-id mirrors): their links were followed, their items not extracted again when they were the earlier page's; listed with `GET /jobs/:id/pages?duplicate=true`; only in `GET /jobs/:id/status` */
+                near_duplicates?: number;
                 /** @description sessions of the job's pool (`sessions`) retired after a block and replaced by a fresh one, as its log says them; only in `GET /jobs/:id/status` */
                 sessions_replaced?: number;
             };
@@ -832,8 +876,23 @@ export interface components {
             } | null;
             /** @description the job whose failed pages this one fetches again (`POST /jobs/:id/retry-failed`) */
             retry_of: string | null;
+            /** @description the job whose stored pages this one parses again, fetching nothing (`POST /jobs/:id/reextract`) */
+            reextract_of: string | null;
             /** @description the last log line so far (SSE `id`) */
             log_seq: number;
+            /** @description what the adaptive throttle (`adaptive_throttle`) last chose per host for the job, as the workers told its log when it moved (its first value, a change of concurrency, or of the delay by 25% and 20 ms); empty without adaptive throttling; only in `GET /jobs/:id/status` */
+            throttle?: {
+                host: string;
+                /** @description delay between the job's request starts on the host */
+                delay_ms: number;
+                /** @description the job's requests in flight on the host it allows */
+                concurrency: number;
+                /**
+                 * Format: date-time
+                 * @description when a worker chose it (its page event)
+                 */
+                at: string;
+            }[];
         };
         Page: {
             fetch_id: string;
@@ -866,6 +925,13 @@ export interface components {
                 hash: string;
                 bytes: number;
             }[];
+            /** @description the linked files kept for this page (the crawl's `downloads`), each stored once by its sha-256: read one with `GET /jobs/{id}/pages/{fetch_id}/downloads/{sha256}` */
+            downloads?: {
+                url: string;
+                sha256: string;
+                content_type: string | null;
+                bytes: number;
+            }[];
         };
         Item: {
             item_key: string;
@@ -876,6 +942,8 @@ export interface components {
             };
             /** Format: date-time */
             extracted_at: string;
+            /** @description why the item fails a field's transform or the website's `item_schema` (at most 10); empty when valid. An invalid item is kept, never dropped */
+            errors?: string[];
         };
         /** @description an immediate crawl: a new job, or (`cached: true`) an identical one from within the dedupe TTL */
         CrawlAccepted: {
@@ -1057,6 +1125,15 @@ export interface components {
                 scope?: "same_host" | "same_domain" | "any";
                 /** @description follow links marked rel=nofollow (default false) */
                 follow_nofollow?: boolean;
+                /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                only_main_content?: boolean;
+                /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                downloads?: {
+                    /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                    types: string[];
+                    /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                    max_bytes: number;
+                } | null;
             } | null;
             cron: string | null;
             interval_ms: number | null;
@@ -1116,15 +1193,40 @@ export interface components {
             load_more_selector: string | null;
             /** @default null */
             page_param: string | null;
-            /** @default null */
+            /**
+             * @description CSS selector of one item
+             * @default null
+             */
             item_root: string | null;
+            /**
+             * @description XPath 1.0 expression of the items (`//article[@class="job"]`), instead of `item_root`
+             * @default null
+             */
+            item_root_xpath: string | null;
             /** @default [] */
             item_fields: {
                 name: string;
-                selector: string;
+                /** @description CSS selector inside the item root; empty for the root itself */
+                selector?: string;
+                /** @description XPath 1.0 expression from the item root (`.//h2`, `a/@href`, `normalize-space(.//p[1])`): its first node's text or attribute, or its string value */
+                xpath?: string | null;
                 /** @default null */
                 attribute: string | null;
+                /** @description `trim`, `number` (a JSON number for the item schema), `date` (ISO 8601, UTC), `absolute_url`, `regex` (`pattern`: an RE2 capture), applied in order before the item schema (`INVALID_TRANSFORM`) */
+                transforms?: {
+                    /** @enum {string} */
+                    type: "trim" | "number" | "date" | "absolute_url" | "regex";
+                    /** @description regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one) */
+                    pattern?: string | null;
+                }[];
             }[];
+            /**
+             * @description JSON Schema each item is validated against after its fields' transforms (Ajv, at most 16 KiB; `pattern` in RE2 syntax; `INVALID_ITEM_SCHEMA`): an item that fails it is kept with its `errors` and counted (`items_invalid`), never dropped
+             * @default null
+             */
+            item_schema: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
              * @default []
@@ -1275,6 +1377,15 @@ export interface components {
             scope?: "same_host" | "same_domain" | "any";
             /** @description follow links marked rel=nofollow (default false) */
             follow_nofollow?: boolean;
+            /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+            only_main_content?: boolean;
+            /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+            downloads?: {
+                /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                types: string[];
+                /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                max_bytes: number;
+            } | null;
             /** @description provided by the platform, read-only */
             shared: boolean;
         };
@@ -1360,12 +1471,13 @@ export interface components {
         };
         JobChanges: {
             job_id: string;
-            schedule_id: string;
+            /** @description null for a job compared with `against` or with the job it re-extracted, when not a schedule's run */
+            schedule_id: string | null;
             /** @description this run's status: a running job's changes are those so far */
             status: string;
-            /** @description the schedule's latest run that finished before this one started; null for its first (every page and item is then new) */
+            /** @description the job compared with: `against`, else the job a re-extraction parsed again, else the schedule's latest run that finished before this one started; null for a schedule's first (every page and item is then new) */
             previous_job_id: string | null;
-            /** @description false while projector-pg may still change the answer: an earlier run has not ended in the read model, or the previous run's pages are not all projected yet */
+            /** @description false while projector-pg may still change the answer: an earlier run (or the job named) has not ended in the read model, or the previous run's pages are not all projected yet */
             settled: boolean;
             /** @description what an unsettled answer waits for */
             waiting_for: string[];
@@ -1419,17 +1531,33 @@ export interface components {
             status?: number | null;
             final_url?: string | null;
             fetch_id?: string;
-            /** @description read from the page's head (its first 64 KiB) and from the fetch */
+            /** @description the page's structured data, read by the worker's parse step (the `metadata` format), and figures of the fetch */
             metadata?: {
                 title: string | null;
                 description: string | null;
                 /** @description `<html lang>` */
                 language: string | null;
                 canonical: string | null;
-                /** @description OpenGraph (`og:*`) and Twitter card (`twitter:*`) properties */
+                /** @description OpenGraph (`og:*`) and Twitter card (`twitter:*`) properties, the first value of each */
                 social: {
                     [key: string]: string;
                 };
+                /** @description OpenGraph properties (`og:*`, `article:*`, `product:*`…) by name; a repeated one (`og:image`) is a list */
+                open_graph?: {
+                    [key: string]: unknown;
+                };
+                /** @description Twitter card properties (`twitter:*`) by name */
+                twitter?: {
+                    [key: string]: unknown;
+                };
+                /** @description each JSON-LD block (`<script type="application/ld+json">`) parsed, in page order */
+                json_ld?: unknown[];
+                /** @description JSON-LD blocks that did not parse: skipped */
+                json_ld_invalid?: number;
+                /** @description microdata items (`itemscope`): `{type?, id?, properties: {name: [value | item]}}` */
+                microdata?: {
+                    [key: string]: unknown;
+                }[];
                 status_code: number | null;
                 content_type: string | null;
                 fetch_ms: number | null;
@@ -1734,8 +1862,8 @@ export interface operations {
                     overlap?: "skip" | "queue" | "allow";
                     /** @description a slot whose request equals a crawl of yours started within the dedupe TTL (an immediate `POST /crawl`, or a run of another schedule with `dedupe`) is not run: it is answered from that job, recorded in `skipped` (`DEDUPED: answered by job …`); a run that starts answers identical crawls until the TTL. The schedule's own earlier runs never answer its slots. Default false; schedules of start URLs only */
                     dedupe?: boolean;
-                    /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
-                    formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf")[];
+                    /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium), `metadata` (its structured data as JSON: title, description, language, canonical, OpenGraph, Twitter card, JSON-LD, microdata); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
+                    formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf" | "metadata")[];
                     /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
                     content_retention?: number;
                     /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
@@ -1872,6 +2000,15 @@ export interface operations {
                     scope?: "same_host" | "same_domain" | "any";
                     /** @description follow links marked rel=nofollow (default false) */
                     follow_nofollow?: boolean;
+                    /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                    only_main_content?: boolean;
+                    /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                    downloads?: {
+                        /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                        types: string[];
+                        /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                        max_bytes: number;
+                    } | null;
                 };
             };
         };
@@ -2111,6 +2248,15 @@ export interface operations {
                     scope?: "same_host" | "same_domain" | "any";
                     /** @description follow links marked rel=nofollow (default false) */
                     follow_nofollow?: boolean;
+                    /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                    only_main_content?: boolean;
+                    /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                    downloads?: {
+                        /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                        types: string[];
+                        /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                        max_bytes: number;
+                    } | null;
                 };
             };
         };
@@ -2962,13 +3108,15 @@ export interface operations {
             query?: {
                 /** @description only fetched (true) or only failed (false) pages */
                 ok?: boolean;
+                /** @description only pages marked duplicates (true: near-duplicates by main-text simhash, and rel=canonical duplicates) or only pages of their own (false) */
+                duplicate?: boolean;
                 limit?: number;
                 /** @description opaque; `next_cursor` of the previous page */
                 cursor?: string;
                 /** @description `ndjson` streams every page of the job, one JSON object a line, without paging */
                 format?: "json" | "ndjson";
-                /** @description with `format=ndjson`: add each page's stored content in this format as a field of that name (null when not stored); text formats only (a screenshot or PDF is read with the content endpoint) */
-                include?: "html" | "text" | "markdown";
+                /** @description with `format=ndjson`: add each page's stored content in this format as a field of that name (null when not stored; `metadata` as its JSON object); text formats only (a screenshot or PDF is read with the content endpoint) */
+                include?: "html" | "text" | "markdown" | "metadata";
             };
             header?: never;
             path: {
@@ -3051,7 +3199,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description `screenshot` (image/png) and `pdf` (application/pdf) exist for pages a browser rendered with those formats asked */
-                format: "html" | "text" | "markdown" | "screenshot" | "pdf";
+                format: "html" | "text" | "markdown" | "screenshot" | "pdf" | "metadata";
                 /** @description answer with `Content-Disposition: inline` (a browser shows it, still sandboxed) rather than `attachment` */
                 inline?: boolean;
             };
@@ -3065,7 +3213,89 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the content, as text/html, text/plain, text/markdown, image/png or application/pdf, sandboxed (see above) */
+            /** @description the content, as text/html, text/plain, text/markdown, image/png, application/pdf or application/json (`metadata`), sandboxed (see above) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND, PAGE_NOT_FOUND, CONTENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPageDownload: {
+        parameters: {
+            query?: {
+                /** @description let a browser show it rather than save it */
+                inline?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+                fetch_id: string;
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file's bytes, typed as it was served, sandboxed (see above) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3218,6 +3448,8 @@ export interface operations {
                 limit?: number;
                 /** @description opaque; `next_cursor` of the previous page */
                 cursor?: string;
+                /** @description `false`: only the items kept with errors (`errors` not empty); `true`: only the valid ones; absent: all */
+                valid?: boolean;
             };
             header?: never;
             path: {
@@ -3301,6 +3533,8 @@ export interface operations {
             query?: {
                 /** @description entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut */
                 limit?: number;
+                /** @description another of your jobs to compare with, whatever its schedule (e.g. the job a re-extraction fixed). Default: a re-extraction's source job, else the schedule's previous finished run */
+                against?: string;
             };
             header?: never;
             path: {
@@ -3347,7 +3581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description JOB_NOT_SCHEDULED */
+            /** @description JOB_NOT_SCHEDULED, JOB_NOT_FINISHED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3357,6 +3591,166 @@ export interface operations {
                 };
             };
             /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reextractJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description job id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the extraction rules that replace the job's (the rules left out stay the job's): a website's `item_root` and `item_fields` (checked as a website's are), the content `formats` made again from the stored bodies, `only_main_content` */
+                    spec: {
+                        /** @description CSS selector of one item */
+                        item_root?: string | null;
+                        item_fields?: {
+                            name: string;
+                            /** @description CSS selector inside the item root; empty for the root itself */
+                            selector?: string;
+                            /** @description XPath 1.0 expression from the item root (`.//h2`, `a/@href`, `normalize-space(.//p[1])`): its first node's text or attribute, or its string value */
+                            xpath?: string | null;
+                            /** @default null */
+                            attribute?: string | null;
+                            /** @description `trim`, `number` (a JSON number for the item schema), `date` (ISO 8601, UTC), `absolute_url`, `regex` (`pattern`: an RE2 capture), applied in order before the item schema (`INVALID_TRANSFORM`) */
+                            transforms?: {
+                                /** @enum {string} */
+                                type: "trim" | "number" | "date" | "absolute_url" | "regex";
+                                /** @description regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one) */
+                                pattern?: string | null;
+                            }[];
+                        }[];
+                        /** @description content formats kept of each page (a browser's `screenshot` and `pdf` cannot be made from a stored body) */
+                        formats?: ("html" | "text" | "markdown")[];
+                        /** @description the text and Markdown formats hold the main content only */
+                        only_main_content?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description the re-extraction: a new job (or, `cached: true`, the same re-extraction asked within the dedupe TTL) that fetches nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        job_id: string;
+                        /** @enum {boolean} */
+                        scheduled: false;
+                        cached: boolean;
+                        /** Format: date-time */
+                        cached_at?: string;
+                        /** @description a new job's page budget: what it asked for, or what is left of the day's `pages_per_day` quota when that is less */
+                        max_pages?: number;
+                        /** @description the job's status (`GET`), as a path on this API */
+                        status_url: string;
+                        /** @description the job's log as server-sent events (`GET`), as a path on this API */
+                        logs_url: string;
+                        /** @description for `POST /jobs/:id/retry-failed`: the job whose failed pages this one fetches again */
+                        retry_of?: string;
+                        /** @description the job whose stored pages this one parses again */
+                        reextract_of: string;
+                        /** @description the source job's fetched pages: `stored` are parsed again; `not_stored` (no body kept) fail `TRAWL_NOT_STORED` in the new job, counted with its failed pages and listed by `GET /jobs/{id}/pages?ok=false` */
+                        pages: {
+                            fetched: number;
+                            stored: number;
+                            not_stored: number;
+                        };
+                        /** @description the items added, changed and removed against the source job (`GET`), once the new job has run, as a path on this API */
+                        changes_url: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, UNSUPPORTED_SELECTOR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FINISHED, NOTHING_TO_REEXTRACT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description BODY_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description RATE_LIMITED, QUOTA_EXCEEDED */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3847,8 +4241,8 @@ export interface operations {
                         params?: {
                             [key: string]: string;
                         };
-                        /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
-                        formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf")[];
+                        /** @description content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium), `metadata` (its structured data as JSON: title, description, language, canonical, OpenGraph, Twitter card, JSON-LD, microdata); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`). */
+                        formats?: ("html" | "text" | "markdown" | "screenshot" | "pdf" | "metadata")[];
                         /** @description seconds the job's stored content is kept after the job ends; then it is deleted (but objects another job still names). Default and maximum: the server's (`TRAWL_CONTENT_RETENTION_SECONDS`, 30 days; `TRAWL_CONTENT_RETENTION_MAX_SECONDS`, 90 days: more is `RETENTION_TOO_LONG`). A schedule's applies to each of its runs */
                         content_retention?: number;
                         /** @description seconds: a page you fetched this recently (with any earlier crawl) is reused from the HTTP cache without a request — its stored body parsed again, its links and items emitted as `from_cache`. Pages older than that are revalidated with a conditional request (`If-None-Match`/`If-Modified-Since`), a `304` reusing the stored body. Default (or 0): always revalidate */
@@ -3982,6 +4376,15 @@ export interface operations {
                         scope?: "same_host" | "same_domain" | "any";
                         /** @description follow links marked rel=nofollow (default false) */
                         follow_nofollow?: boolean;
+                        /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                        only_main_content?: boolean;
+                        /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                        downloads?: {
+                            /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                            types: string[];
+                            /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                            max_bytes: number;
+                        } | null;
                     };
                 };
             };
@@ -4612,15 +5015,40 @@ export interface operations {
                     load_more_selector?: string | null;
                     /** @default null */
                     page_param?: string | null;
-                    /** @default null */
+                    /**
+                     * @description CSS selector of one item
+                     * @default null
+                     */
                     item_root?: string | null;
+                    /**
+                     * @description XPath 1.0 expression of the items (`//article[@class="job"]`), instead of `item_root`
+                     * @default null
+                     */
+                    item_root_xpath?: string | null;
                     /** @default [] */
                     item_fields?: {
                         name: string;
-                        selector: string;
+                        /** @description CSS selector inside the item root; empty for the root itself */
+                        selector?: string;
+                        /** @description XPath 1.0 expression from the item root (`.//h2`, `a/@href`, `normalize-space(.//p[1])`): its first node's text or attribute, or its string value */
+                        xpath?: string | null;
                         /** @default null */
                         attribute?: string | null;
+                        /** @description `trim`, `number` (a JSON number for the item schema), `date` (ISO 8601, UTC), `absolute_url`, `regex` (`pattern`: an RE2 capture), applied in order before the item schema (`INVALID_TRANSFORM`) */
+                        transforms?: {
+                            /** @enum {string} */
+                            type: "trim" | "number" | "date" | "absolute_url" | "regex";
+                            /** @description regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one) */
+                            pattern?: string | null;
+                        }[];
                     }[];
+                    /**
+                     * @description JSON Schema each item is validated against after its fields' transforms (Ajv, at most 16 KiB; `pattern` in RE2 syntax; `INVALID_ITEM_SCHEMA`): an item that fails it is kept with its `errors` and counted (`items_invalid`), never dropped
+                     * @default null
+                     */
+                    item_schema?: {
+                        [key: string]: unknown;
+                    } | null;
                     /**
                      * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
                      * @default []
@@ -4771,6 +5199,15 @@ export interface operations {
                     scope?: "same_host" | "same_domain" | "any";
                     /** @description follow links marked rel=nofollow (default false) */
                     follow_nofollow?: boolean;
+                    /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                    only_main_content?: boolean;
+                    /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                    downloads?: {
+                        /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                        types: string[];
+                        /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                        max_bytes: number;
+                    } | null;
                 };
             };
         };
@@ -4977,15 +5414,40 @@ export interface operations {
                     load_more_selector?: string | null;
                     /** @default null */
                     page_param?: string | null;
-                    /** @default null */
+                    /**
+                     * @description CSS selector of one item
+                     * @default null
+                     */
                     item_root?: string | null;
+                    /**
+                     * @description XPath 1.0 expression of the items (`//article[@class="job"]`), instead of `item_root`
+                     * @default null
+                     */
+                    item_root_xpath?: string | null;
                     /** @default [] */
                     item_fields?: {
                         name: string;
-                        selector: string;
+                        /** @description CSS selector inside the item root; empty for the root itself */
+                        selector?: string;
+                        /** @description XPath 1.0 expression from the item root (`.//h2`, `a/@href`, `normalize-space(.//p[1])`): its first node's text or attribute, or its string value */
+                        xpath?: string | null;
                         /** @default null */
                         attribute?: string | null;
+                        /** @description `trim`, `number` (a JSON number for the item schema), `date` (ISO 8601, UTC), `absolute_url`, `regex` (`pattern`: an RE2 capture), applied in order before the item schema (`INVALID_TRANSFORM`) */
+                        transforms?: {
+                            /** @enum {string} */
+                            type: "trim" | "number" | "date" | "absolute_url" | "regex";
+                            /** @description regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one) */
+                            pattern?: string | null;
+                        }[];
                     }[];
+                    /**
+                     * @description JSON Schema each item is validated against after its fields' transforms (Ajv, at most 16 KiB; `pattern` in RE2 syntax; `INVALID_ITEM_SCHEMA`): an item that fails it is kept with its `errors` and counted (`items_invalid`), never dropped
+                     * @default null
+                     */
+                    item_schema?: {
+                        [key: string]: unknown;
+                    } | null;
                     /**
                      * @description regular expressions tested against each normalised link, run in a linear-time engine (RE2 syntax): no backreferences, no lookahead or lookbehind (`UNSUPPORTED_PATTERN`)
                      * @default []
@@ -5136,6 +5598,15 @@ export interface operations {
                     scope?: "same_host" | "same_domain" | "any";
                     /** @description follow links marked rel=nofollow (default false) */
                     follow_nofollow?: boolean;
+                    /** @description the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles */
+                    only_main_content?: boolean;
+                    /** @description linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE) */
+                    downloads?: {
+                        /** @description media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one */
+                        types: string[];
+                        /** @description a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too) */
+                        max_bytes: number;
+                    } | null;
                 };
             };
         };

@@ -21,6 +21,16 @@ describe('BlockClassifier', () => {
     for (const [status, body] of cases) expect(c().classify(page(body, { status }))?.rule, body).toBe('challenge');
   });
 
+  it('takes a redirect to a login form for a login wall, and keeps it out of the size history', () => {
+    const form = '<html><title>Sign in</title><form method="post"><input type="password" name="p"></form></html>';
+    const classifier = c();
+    const verdict = classifier.classify(page(form, { url: 'https://shop.test/members/', finalUrl: 'https://shop.test/login?next=%2Fmembers%2F' }));
+    expect(verdict).toEqual({ rule: 'login_wall', reason: 'https://shop.test/members/ redirected to a login form (https://shop.test/login?next=%2Fmembers%2F)', retireSession: true });
+    expect(classifier.medianOf('j', 'shop.test')).toBeNull();
+    // The login page the crawl asked for is a page.
+    expect(classifier.classify(page(form, { url: 'https://shop.test/login', finalUrl: 'https://shop.test/login' }))).toBeNull();
+  });
+
   it('takes a captcha page at 200 for a block, with retireSession', () => {
     const body = '<html><head><title>One more step</title><script src="https://js.hcaptcha.com/1/api.js" async></script></head><body><form method="post"><div class="h-captcha" data-sitekey="x"></div><p>Verify you are human to continue.</p></form></body></html>';
     expect(c().classify(page(body))).toEqual({ rule: 'captcha', reason: 'a captcha page (HTTP 200)', retireSession: true });

@@ -17,6 +17,11 @@
  *    host, once enough pages were seen. Conservative on purpose (a real short page, a "no results"
  *    page, must not be taken for a block): a ratio of 0.1 by default, at least 20 samples, and a
  *    median of at least 4 KiB.
+ *  - `login_wall` (login-wall.ts): a 401, or a page reached by a redirect whose HTML holds a
+ *    password field when the URL asked for was not a login page: the site sends a visitor without
+ *    its session to its login form. Without a declared login nothing gets past it, so the page
+ *    fails `TRAWL_LOGIN_REQUIRED` at once (not retried); with one, the session lost its login
+ *    and is retired like any blocked one.
  *
  * Only the first `scanChars` of a body are looked at (markers sit in the head and the first
  * screen), so a block check costs the same on every page whatever its size.
@@ -24,10 +29,11 @@
 import { InvalidSpecError, type BlockedError } from '../errors.ts';
 import { envInteger } from '../config/env-integer.ts';
 import { PatternError, PatternList } from '../rules/user-patterns.ts';
+import { loginWallOf } from './login-wall.ts';
 
 export type BlockRule = BlockedError['verdict']['rule'];
 
-export const BLOCK_RULES: readonly BlockRule[] = ['challenge', 'captcha', 'pattern', 'small_body'];
+export const BLOCK_RULES: readonly BlockRule[] = ['challenge', 'captcha', 'pattern', 'small_body', 'login_wall'];
 
 /** What a blocked answer is, and what follows from it. */
 export interface BlockVerdict {
@@ -64,6 +70,9 @@ export interface BlockInput {
   readonly bytes: number;
   /** The spec's block_patterns (compiled once per job). */
   readonly blockPatterns?: readonly string[];
+  /** The URL asked for and where its redirects ended (FetchResult.finalUrl), for the login-wall rule; without them the rule looks at the status alone. */
+  readonly url?: string;
+  readonly finalUrl?: string;
 }
 
 /** Bot-protection challenge pages, by vendor: markers that appear on their challenge and denial pages. */
@@ -130,6 +139,8 @@ export class BlockClassifier {
     if (text && CAPTCHA_WIDGET.test(text) && HUMAN_CHECK.test(text)) return block('captcha', `a captcha page (HTTP ${input.status})`);
     const patterns = input.blockPatterns?.length ? this.patternsOf(input.jobId, input.blockPatterns) : PatternList.EMPTY;
     if (text && patterns.size > 0 && patterns.test(text)) return block('pattern', 'the body matches one of block_patterns');
+    const wall = loginWallOf({ status: input.status, isHtml: input.isHtml, text, url: input.url ?? null, finalUrl: input.finalUrl ?? input.url ?? null });
+    if (wall) return block('login_wall', wall);
     if (this.smallBodyRatio > 0 && input.isHtml && input.status >= 200 && input.status < 300 && input.body !== null) {
       const h = this.sizes.get(`${input.jobId}\u0000${input.host}`);
       if (h && h.ring.length >= this.smallBodySamples) {

@@ -10,7 +10,9 @@ import { testSpec } from '../rules/test-spec.ts';
 import { AddressPolicy } from '../safety/address-policy.ts';
 import { parseAllowList } from '../safety/allow-list.ts';
 import { BrowserFetcher } from './browser-fetcher.ts';
-import { browserWorkOf, MAX_ACTIONS, needsBrowser } from './browser-work.ts';
+import { browserWorkOf, DEFAULT_ACTION_LIMITS, MAX_ACTIONS, needsBrowser } from './browser-work.ts';
+import { BodyTooLargeError } from '../errors.ts';
+import { startLocalServer } from '../testing/local-server.ts';
 
 const SEALED = 'tsec1.k1.sealed-query';
 const open = (sealed: string) => {
@@ -26,8 +28,8 @@ beforeAll(async () => {
   site = await createHardSite();
   const policy = new AddressPolicy(parseAllowList('127.0.0.1/32'));
   [browser, tight] = await Promise.all([
-    BrowserFetcher.launch({ policy, concurrency: 2, navigationTimeoutMs: 10_000, open, actionLimits: { actionTimeoutMs: 2_000, maxActionMs: 5_000, maxScrolls: 20, settleMs: 700, budgetMs: 15_000 } }),
-    BrowserFetcher.launch({ policy, concurrency: 1, navigationTimeoutMs: 10_000, actionLimits: { actionTimeoutMs: 2_000, maxActionMs: 10_000, maxScrolls: 2, settleMs: 700, budgetMs: 3_000 } }),
+    BrowserFetcher.launch({ policy, concurrency: 2, navigationTimeoutMs: 10_000, open, actionLimits: { ...DEFAULT_ACTION_LIMITS, actionTimeoutMs: 2_000, maxActionMs: 5_000, maxScrolls: 20, settleMs: 700, budgetMs: 15_000 } }),
+    BrowserFetcher.launch({ policy, concurrency: 1, navigationTimeoutMs: 10_000, actionLimits: { ...DEFAULT_ACTION_LIMITS, actionTimeoutMs: 2_000, maxActionMs: 10_000, maxScrolls: 2, settleMs: 700, budgetMs: 3_000 } }),
   ]);
 }, 60_000);
 
@@ -143,4 +145,35 @@ describe('the browser fetcher with actions', () => {
     expect(Buffer.from(full.captures!.screenshot!).readUInt32BE(20)).toBeGreaterThan(900);
     expect(full.captures!.pdf).toBeUndefined();
   }, 30_000);
+});
+
+describe('captures bounded while they are made', () => {
+  // 30,000 px tall and 5,000 px wide, with lines of text: a page that would make a huge PNG and a PDF of ~30 pages.
+  const TALL = '<!doctype html><body style="margin:0"><div id="t" style="width:5000px;height:30000px;background:linear-gradient(#fde,#def)"></div><script>const t=document.getElementById("t");for(let i=0;i<500;i++){const p=document.createElement("p");p.textContent="line "+i+" of a very tall page";t.appendChild(p)}</script>';
+
+  it('clips a full-page screenshot to the limits and prints at most the PDF page limit; a PDF past the byte limit is refused', async () => {
+    const server = await startLocalServer({ '/tall': (_q, r) => void r.writeHead(200, { 'content-type': 'text/html' }).end(TALL) });
+    const policy = new AddressPolicy(parseAllowList('127.0.0.1/32'));
+    const limits = { ...DEFAULT_ACTION_LIMITS, screenshotMaxWidth: 1_000, screenshotMaxHeight: 3_000, pdfMaxPages: 3 };
+    const [bounded, small] = await Promise.all([
+      BrowserFetcher.launch({ policy, concurrency: 1, navigationTimeoutMs: 10_000, actionLimits: limits }),
+      BrowserFetcher.launch({ policy, concurrency: 1, navigationTimeoutMs: 10_000, actionLimits: limits, maxBodyBytes: 4_000 }),
+    ]);
+    try {
+      const spec = testSpec({ formats: ['screenshot', 'pdf'], actions: [action({ type: 'screenshot', full_page: true })] });
+      const r = await bounded.fetch(`${server.origin}/tall`, { work: browserWorkOf(spec) });
+      const png = Buffer.from(r.captures!.screenshot!);
+      expect({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) }).toEqual({ width: 1_000, height: 3_000 });
+      const pdf = Buffer.from(r.captures!.pdf!).toString('latin1');
+      expect(pdf.startsWith('%PDF-')).toBe(true);
+      // The page tree's count: the pages printed.
+      expect(Math.max(...[...pdf.matchAll(/\/Count (\d+)/g)].map((m) => Number(m[1])))).toBe(3);
+      const refused = await small.fetch(`${server.origin}/tall`, { work: browserWorkOf(testSpec({ formats: ['pdf'] })) }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(BodyTooLargeError);
+      expect((refused as Error).message).toContain('its pdf is over the 4000-byte limit');
+    } finally {
+      await Promise.all([bounded.close(), small.close()]);
+      await server.close();
+    }
+  }, 60_000);
 });

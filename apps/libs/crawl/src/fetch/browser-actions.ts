@@ -17,10 +17,16 @@
  * (an endless feed is a normal page); an action that cannot do what it says (a selector that never
  * appears, a key that does not exist) fails the page with TRAWL_ACTION_FAILED, naming the action's
  * index and type and never the text it types.
+ *
+ * Captures are bounded while they are made, not only once made (a page decides its own size too):
+ * a full-page screenshot is clipped to TRAWL_BROWSER_SCREENSHOT_MAX_WIDTH × _HEIGHT from the top
+ * left (a viewport one is the viewport's size), and a PDF prints at most TRAWL_BROWSER_PDF_MAX_PAGES
+ * pages and is read from Chromium as a stream that stops past the body limit (`maxBytes`). The
+ * fetcher's byte check on what comes back stays as the last resort.
  */
 import { TimeoutError, type KeyInput, type Page } from 'puppeteer-core';
 import type { BrowserAction } from '@trawl/schemas';
-import { ActionFailedError, FetchAbortedError } from '../errors.ts';
+import { ActionFailedError, BodyTooLargeError, FetchAbortedError } from '../errors.ts';
 import { MAX_ACTIONS, type ActionLimits, type BrowserWork, type PageCaptures } from './browser-work.ts';
 
 export interface ActionContext {
@@ -29,6 +35,8 @@ export interface ActionContext {
   readonly open?: ((sealed: string) => string) | undefined;
   /** The page's budget: aborted, nothing more is started. */
   readonly signal?: AbortSignal | undefined;
+  /** The most bytes a capture may have (the fetcher's body limit): a PDF stream past it is stopped. */
+  readonly maxBytes?: number | undefined;
 }
 
 const SEALED_PREFIX = 'tsec1.';
@@ -37,7 +45,7 @@ const MIN_ACTION_MS = 100;
 
 // The page's globals as the functions evaluated in it use them: declared here because the
 // packages that compile this file do not all have the DOM's types.
-declare const document: { readonly documentElement: { readonly scrollHeight: number }; getElementsByTagName(name: string): { readonly length: number } };
+declare const document: { readonly documentElement: { readonly scrollHeight: number; readonly scrollWidth: number }; getElementsByTagName(name: string): { readonly length: number } };
 declare const window: { scrollTo(x: number, y: number): void };
 
 /** Runs a render's work on `page`; throws ActionFailedError (or FetchAbortedError when the page's budget ran out). */
@@ -53,8 +61,8 @@ export async function runBrowserWork(page: Page, work: BrowserWork, ctx: ActionC
     }
     if (work.expand?.kind === 'infinite_scroll') await run.scrollToEnd(until);
     else if (work.expand?.kind === 'load_more') await run.loadMore(work.expand.selector);
-    if (work.capture.screenshot && !screenshot) screenshot = await run.capture('screenshot', () => page.screenshot({ type: 'png' }));
-    const pdf = work.capture.pdf ? await run.capture('pdf', (timeout) => page.pdf({ printBackground: true, timeout })) : undefined;
+    if (work.capture.screenshot && !screenshot) screenshot = await run.capture('screenshot', () => screenshotOf(page, false, ctx.limits));
+    const pdf = work.capture.pdf ? await run.capture('pdf', (timeout) => pdfOf(page, ctx, timeout)) : undefined;
     return { ...(screenshot ? { screenshot } : {}), ...(pdf ? { pdf } : {}) };
   } finally {
     // An action given up on its time limit may still be in a loop: it stops at its next round,
@@ -143,7 +151,7 @@ class Run {
             await this.scroll(action, fail, performance.now() + Math.max(limit - this.ctx.limits.settleMs, limit / 2));
             return undefined;
           case 'screenshot':
-            return await this.page.screenshot({ type: 'png', fullPage: action.full_page });
+            return await screenshotOf(this.page, action.full_page, this.ctx.limits);
           default:
             throw fail('is not a known action');
         }
@@ -251,10 +259,44 @@ class Run {
     try {
       return await within(limit, this.ctx.signal, () => take(limit));
     } catch (err) {
-      if (err instanceof FetchAbortedError) throw err;
+      if (err instanceof FetchAbortedError || err instanceof BodyTooLargeError) throw err;
       throw new ActionFailedError(-1, what, err instanceof TimeoutError ? `took over ${limit} ms` : errorMessage(err), { cause: err });
     }
   }
+}
+
+/**
+ * A PNG of the viewport (its size is the browser's, not the page's), or of the whole page clipped
+ * to the limits from its top left: Chromium never paints more than that, however large the page.
+ */
+async function screenshotOf(page: Page, fullPage: boolean, limits: ActionLimits): Promise<Uint8Array> {
+  if (!fullPage) return page.screenshot({ type: 'png' });
+  const [width, height] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight] as [number, number]);
+  const clip = { x: 0, y: 0, width: Math.max(1, Math.min(width, limits.screenshotMaxWidth)), height: Math.max(1, Math.min(height, limits.screenshotMaxHeight)) };
+  return page.screenshot({ type: 'png', clip, captureBeyondViewport: true });
+}
+
+/**
+ * The page printed, its first `pdfMaxPages` pages (Chromium caps a range past the end to the
+ * document), read as a stream that is cancelled once it passes `maxBytes`: the PDF is refused
+ * whole (BodyTooLargeError, as the fetcher's check would) without being held whole first.
+ */
+async function pdfOf(page: Page, ctx: ActionContext, timeout: number): Promise<Uint8Array> {
+  const stream = await page.createPDFStream({ printBackground: true, timeout, pageRanges: `1-${ctx.limits.pdfMaxPages}` });
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (ctx.maxBytes !== undefined && bytes > ctx.maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError(`${page.url()}: its pdf is over the ${ctx.maxBytes}-byte limit`, ctx.maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Height and element count of the document, to tell whether a scroll or click added anything. */

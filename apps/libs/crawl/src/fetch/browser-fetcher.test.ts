@@ -50,7 +50,7 @@ describe('BrowserFetcher with the system Chromium', () => {
     const url = `${server.origin}/js/jobs`;
     const r = await browser.fetch(url, { waitForSelector: 'li.job' });
     expect(r).toMatchObject({ status: 200, renderMode: 'browser', isHtml: true, finalUrl: url });
-    const spec = testSpec({ item_root: 'li.job', item_fields: [{ name: 'title', selector: 'a', attribute: null }, { name: 'link', selector: 'a', attribute: 'href' }] });
+    const spec = testSpec({ item_root: 'li.job', item_fields: [{ name: 'title', selector: 'a', attribute: null, xpath: null, transforms: [] }, { name: 'link', selector: 'a', attribute: 'href', xpath: null, transforms: [] }] });
     const page = parsePage({ html: r.body!, url, finalUrl: r.finalUrl, spec });
     expect(page.items.map((i) => i.fields.title)).toEqual(['Rust engineer', 'Kafka operator', 'SRE']);
     expect(page.links).toEqual([`${server.origin}/jobs/1`, `${server.origin}/jobs/2`, `${server.origin}/jobs/3`]);

@@ -333,7 +333,7 @@ export class BrowserFetcher {
     const isHtml = status >= 200 && status < 300 && (media.essence === null || isHtmlType(media.essence));
     // The spec's actions, list expansion and captures, on a page that rendered; a click that
     // navigates somewhere refused is refused like the first navigation.
-    const captures = isHtml && job.work ? await runBrowserWork(page, job.work, { limits: this.options.actionLimits, open: this.options.open, signal: job.signal }) : undefined;
+    const captures = isHtml && job.work ? await runBrowserWork(page, job.work, { limits: this.options.actionLimits, open: this.options.open, signal: job.signal, maxBytes: this.options.maxBodyBytes }) : undefined;
     if (ctx.refused) throw ctx.refused;
     if (captures) this.checkCaptures(job.url, captures);
     const rendered = isHtml ? await renderedHtml(page, this.options.maxBodyBytes, this.options.oversize === 'truncate') : null;
@@ -365,7 +365,11 @@ export class BrowserFetcher {
     };
   }
 
-  /** A screenshot or PDF is kept whole or not at all: one over the body limit fails the page. */
+  /**
+   * A screenshot or PDF is kept whole or not at all: one over the body limit fails the page. The
+   * last resort: captures are bounded as they are made (browser-actions.ts: a clipped screenshot, a
+   * PDF's pages and stream), so this catches what those bounds still let grow (a noisy PNG).
+   */
   private checkCaptures(url: string, captures: PageCaptures): void {
     for (const [what, bytes] of Object.entries(captures) as [string, Uint8Array][]) {
       if (bytes.byteLength > this.options.maxBodyBytes) throw new BodyTooLargeError(`${url}: its ${what} is over the ${this.options.maxBodyBytes}-byte limit`, this.options.maxBodyBytes);

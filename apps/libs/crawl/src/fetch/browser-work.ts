@@ -26,6 +26,11 @@ export interface ActionLimits {
   readonly settleMs: number;
   /** Actions, list expansion and captures of one render together (TRAWL_BROWSER_ACTIONS_BUDGET_MS). */
   readonly budgetMs: number;
+  /** A full-page screenshot is clipped to this many CSS pixels wide and high (TRAWL_BROWSER_SCREENSHOT_MAX_WIDTH / _HEIGHT). */
+  readonly screenshotMaxWidth: number;
+  readonly screenshotMaxHeight: number;
+  /** A PDF prints at most this many pages (TRAWL_BROWSER_PDF_MAX_PAGES). */
+  readonly pdfMaxPages: number;
 }
 
 export const DEFAULT_ACTION_LIMITS: ActionLimits = {
@@ -34,6 +39,10 @@ export const DEFAULT_ACTION_LIMITS: ActionLimits = {
   maxScrolls: 50,
   settleMs: 1_000,
   budgetMs: 45_000,
+  // 2,000 × 8,000 px is at most 64 MB of bitmap in Chromium before PNG compresses it.
+  screenshotMaxWidth: 2_000,
+  screenshotMaxHeight: 8_000,
+  pdfMaxPages: 30,
 };
 
 /** The limits from the environment, the defaults for what is unset; throws InvalidConfigError naming a bad value. */
@@ -45,6 +54,9 @@ export function actionLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): Actio
     maxScrolls: envInteger(env, 'TRAWL_BROWSER_MAX_SCROLLS', d.maxScrolls, 1),
     settleMs: envInteger(env, 'TRAWL_BROWSER_SETTLE_MS', d.settleMs, 50),
     budgetMs: envInteger(env, 'TRAWL_BROWSER_ACTIONS_BUDGET_MS', d.budgetMs, 1_000),
+    screenshotMaxWidth: envInteger(env, 'TRAWL_BROWSER_SCREENSHOT_MAX_WIDTH', d.screenshotMaxWidth, 100),
+    screenshotMaxHeight: envInteger(env, 'TRAWL_BROWSER_SCREENSHOT_MAX_HEIGHT', d.screenshotMaxHeight, 100),
+    pdfMaxPages: envInteger(env, 'TRAWL_BROWSER_PDF_MAX_PAGES', d.pdfMaxPages, 1),
   };
 }
 

@@ -1,4 +1,4 @@
-/** What a Content-Type means for the crawl: parse it as HTML, or record it and move on. */
+/** What a Content-Type means for the crawl: parse it as HTML, read it as a document (a PDF, when the job asks for its text), or record it and move on. */
 export interface MediaType {
   /** Lower-case `type/subtype`, or null when the header is missing or garbage. */
   readonly essence: string | null;
@@ -17,6 +17,11 @@ export function parseContentType(header: string | null | undefined): MediaType {
 
 export function isHtmlType(essence: string | null): boolean {
   return essence === 'text/html' || essence === 'application/xhtml+xml';
+}
+
+/** A document whose text the worker extracts (a PDF: derive-pdf.ts in @trawl/content) when the job asks for text or Markdown. */
+export function isPdfType(essence: string | null): boolean {
+  return essence === 'application/pdf';
 }
 
 const HTML_START = /^\s*(?:<!doctype\s+html|<html|<head|<body|<!--|<meta|<title|<div|<p[\s>])/i;

@@ -5,7 +5,7 @@ import { AddressPolicy } from '../safety/address-policy.ts';
 import { pinnedConnector } from '../safety/pinned-connector.ts';
 import { SafeResolver } from '../safety/safe-resolver.ts';
 import { decodeBody } from './charset.ts';
-import { isHtmlType, looksLikeHtml, parseContentType } from './content-type.ts';
+import { isHtmlType, isPdfType, looksLikeHtml, parseContentType } from './content-type.ts';
 import { deadline } from './deadline.ts';
 import { ACCEPT_ENCODING, decodeContent } from './decompress.ts';
 import type { FetchResult } from './fetch-result.ts';
@@ -75,6 +75,11 @@ export interface FetchOptions {
   readonly form?: string;
   /** Send through this upstream proxy (the job's ProxyPools pick); absent or null: direct. */
   readonly proxy?: ProxyEndpoint | null;
+  /**
+   * Read a PDF answer's bytes (in `data`) up to `maxBytes` rather than recording it unread: the job
+   * asks for its text. A larger one is recorded unread, `truncated` set. Absent: PDFs are not read.
+   */
+  readonly documents?: { readonly maxBytes: number } | null;
 }
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
@@ -237,6 +242,13 @@ export class HttpFetcher {
     const validators = validatorsOf((name) => header(res.headers, name));
     const base = { url, finalUrl, status, contentType, redirects, retryAfterMs, renderMode: 'http' as const, validators };
 
+    // A PDF whose Content-Length is over the limit is recorded unread at once, like any other type.
+    if (ok && options.documents && isPdfType(media.essence) && !wantsText && !(declaredLength > options.documents.maxBytes)) {
+      const read = await readBounded(res.body, header(res.headers, 'content-encoding'), options.documents.maxBytes);
+      // A PDF cut short cannot be read: it is recorded as over the limit, without its bytes.
+      const bytes = Number.isFinite(declaredLength) && read.cut ? Math.max(declaredLength, read.decoded) : read.decoded;
+      return { ...base, bytes, wireBytes: read.wire, fetchMs: elapsed(started), body: null, ...(read.cut ? {} : { data: read.data }), isHtml: false, truncated: read.cut, charset: null };
+    }
     if (!ok || (!maybeHtml && !wantsText)) {
       // Error pages, 304s and non-HTML types are recorded, not parsed: read a little (so a small one
       // keeps the socket reusable), never the whole thing.
@@ -248,7 +260,8 @@ export class HttpFetcher {
     const limit = options.maxBodyBytes ?? this.maxBodyBytes;
     const oversize = options.oversize ?? this.oversize;
     if (oversize === 'refuse' && Number.isFinite(declaredLength) && declaredLength > limit) {
-      res.body.destroy();
+      // Destroying an unread body makes it emit an abort error nobody else listens for.
+      res.body.on('error', () => undefined).destroy();
       throw new BodyTooLargeError(`${url}: Content-Length ${declaredLength} is over the ${limit}-byte limit`, limit);
     }
     const read = await readBounded(res.body, header(res.headers, 'content-encoding'), limit);

@@ -35,6 +35,15 @@ describe('frontier decide: JobDispatched', () => {
     expect(decide(given(), dispatched([A])).state.user_id).toBeNull();
   });
 
+  it("puts the job's user on each request, and on the links' requests after: the worker shares its slots by user", () => {
+    const event = dispatched([A]) as { type: 'JobDispatched'; data: JobDispatched };
+    const { state, emit } = decide(given(), { type: 'JobDispatched', data: { ...event.data, user_id: 'alice' } });
+    expect(emit[0]).toMatchObject({ type: 'FetchRequested', data: { user_id: 'alice' } });
+    const next = decide(state, fetched(A, 0, ['http://site.example/next']));
+    expect(next.emit.filter((e) => e.type === 'FetchRequested').map((e) => (e.data as { user_id: unknown }).user_id)).toEqual(['alice']);
+    expect(decide(given(), dispatched([A])).emit[0]).toMatchObject({ data: { user_id: null } });
+  });
+
   it('fails the job when every seed is refused', () => {
     const { state, emit } = decide(given(), dispatched(['mailto:x@y.z', 'ftp://site.example/', 'not a url']));
     expect(kinds(emit)).toEqual(['JobFailed']);

@@ -19,9 +19,19 @@ export interface DeadlineTick {
   readonly deadlineMs: number;
 }
 
+/**
+ * A page of the job a re-extraction parses again (CrawlSpec.reextract_of): its normalised URL and
+ * the depth it had there. The edge reads them from the source job's fetched pages and hands them
+ * over with the JobDispatched, so that the decision stays a function of its input.
+ */
+export interface ReextractSeed {
+  readonly url: string;
+  readonly depth: number;
+}
+
 /** What the frontier reacts to. */
 export type FrontierEvent =
-  | { readonly type: 'JobDispatched'; readonly data: JobDispatched }
+  | { readonly type: 'JobDispatched'; readonly data: JobDispatched; readonly seeds?: readonly ReextractSeed[] }
   | { readonly type: 'PageFetched'; readonly data: PageFetched }
   | { readonly type: 'PageFailed'; readonly data: PageFailed }
   | { readonly type: 'JobCancelled'; readonly data: JobCancelled }
@@ -105,7 +115,7 @@ export function decideAll(state: FrontierState, events: readonly FrontierEvent[]
   for (const e of events) {
     switch (e.type) {
       case 'JobDispatched':
-        onDispatched(s, e.data, options.now ?? e.data.occurred_at.getTime(), emit);
+        onDispatched(s, e.data, options.now ?? e.data.occurred_at.getTime(), emit, e.seeds);
         break;
       case 'PageFetched':
         onPageDone(s, e.data, e.data, options.now ?? e.data.occurred_at.getTime(), emit, options.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls);
@@ -149,7 +159,7 @@ interface Cause {
   readonly occurred_at: Date;
 }
 
-function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierEmit[]): void {
+function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierEmit[], reextractSeeds: readonly ReextractSeed[] | undefined): void {
   if (s.status !== 'new') return; // a redelivered dispatch, or a job cancelled before it started
   s.spec = e.spec;
   s.user_id = e.user_id ?? null;
@@ -163,6 +173,10 @@ function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierE
   } catch (err) {
     if (!(err instanceof InvalidSpecError)) throw err;
     fail(s, e, 'INVALID_SPEC', err.message, emit);
+    return;
+  }
+  if (e.spec.reextract_of) {
+    seedReextraction(s, e, rules, reextractSeeds ?? [], emit);
     return;
   }
   const templates = e.start_urls.length > 0 ? e.start_urls : [e.search_url];
@@ -184,6 +198,21 @@ function onDispatched(s: Working, e: JobDispatched, now: number, emit: FrontierE
   if (s.counters.urls_seen === before) fail(s, e, 'ALL_SEEDS_REFUSED', `every start URL was refused: ${seeds.slice(0, 5).join(', ')}`, emit);
 }
 
+/**
+ * A re-extraction requests the source job's fetched pages, each at the depth it had there, and
+ * nothing else: its start URLs are only what the job view shows. Its seeds are the source job's
+ * pages, so max_pages and the trap rules still bound them; none left fails the job, saying why.
+ */
+function seedReextraction(s: Working, e: JobDispatched, rules: CrawlRules, seeds: readonly ReextractSeed[], emit: FrontierEmit[]): void {
+  s.status = 'running';
+  for (const seed of seeds) {
+    const url = normaliseUrlOrNull(seed.url);
+    if (url === null || rules.checkTrap(url) !== null) continue;
+    request(s, url, seed.depth, null, e, emit);
+  }
+  if (s.counters.urls_seen === 0) fail(s, e, 'NOTHING_TO_REEXTRACT', `job ${e.spec.reextract_of} has no fetched page to extract again`, emit);
+}
+
 /** PageFailed.error_code of a failed login (the crawl's LoginFailedError): it fails the job LOGIN_FAILED. */
 const LOGIN_FAILED_PAGE = 'TRAWL_LOGIN_FAILED';
 
@@ -196,9 +225,15 @@ function onPageDone(s: Working, e: PageFetched | PageFailed, fetched: PageFetche
   if (fetched) {
     s.counters.pages_fetched++;
     s.counters.items_extracted += fetched.item_count;
-    followCanonical(s, fetched, done, emit);
-    followLinks(s, fetched, done, emit);
-    followSitemaps(s, fetched, done, emit, sitemapMaxUrls);
+    if (s.spec!.reextract_of) {
+      // A re-extraction parses the pages it was given and follows nothing: a duplicate is counted,
+      // its canonical page is among the source's pages or was never fetched.
+      if (fetched.canonical_url) s.counters.duplicates = (s.counters.duplicates ?? 0) + 1;
+    } else {
+      followCanonical(s, fetched, done, emit);
+      followLinks(s, fetched, done, emit);
+      followSitemaps(s, fetched, done, emit, sitemapMaxUrls);
+    }
   } else {
     s.counters.pages_failed++;
     // A session's login failed: every page behind it would fail alike, so the job ends here, saying why.
@@ -378,6 +413,8 @@ function fetchRequested(s: Working, id: string, url: string, depth: number, refe
       params: s.params,
       // Filled by the frontier service from its user's HTTP cache as the request goes out (http-cache-reader.ts).
       cached: null,
+      // The worker shares its slots and parse threads between users, then between a user's jobs.
+      user_id: s.user_id,
     },
   };
 }

@@ -58,6 +58,8 @@ export function fetched(url: string, depth: number, links: string[] = [], extra:
     content_refused: null,
     canonical_url: null,
     notes: [],
+    throttle: null, simhash: null, near_duplicate_of: null,
+    downloads: [],
     ...extra,
   };
   return { type: 'PageFetched', data };

@@ -32,7 +32,7 @@ describe('param templates', () => {
 
   it('extracts with a selector filled from the params, and only what the value names', () => {
     const spec = specWithParams(
-      { ...sampleSpec, item_root: 'li[data-cat="{{cat}}"]', item_fields: [{ name: 'name', selector: '.name', attribute: null }] },
+      { ...sampleSpec, item_root: 'li[data-cat="{{cat}}"]', item_fields: [{ name: 'name', selector: '.name', attribute: null, xpath: null, transforms: [] }] },
       { cat: 'a b"' },
     );
     const html = '<ul><li data-cat=\'a b"\'><span class="name">one</span></li><li data-cat="a"><span class="name">two</span></li></ul>';
@@ -43,6 +43,6 @@ describe('param templates', () => {
   it('names the params a spec needs and keeps a spec without placeholders as it is', () => {
     const plain = sampleSpec;
     expect(specWithParams(plain, { a: '1' })).toBe(plain);
-    expect(specParamNames({ item_root: '.{{a}}', next_link_selector: null, item_fields: [{ name: 'x', selector: '[x="{{b}}"]', attribute: null }] })).toEqual(['a', 'b']);
+    expect(specParamNames({ item_root: '.{{a}}', next_link_selector: null, item_fields: [{ name: 'x', selector: '[x="{{b}}"]', attribute: null, xpath: null, transforms: [] }] })).toEqual(['a', 'b']);
   });
 });

@@ -6,7 +6,7 @@ import { parsePage } from './parse-page.ts';
 const url = 'http://jobs.example/list';
 const parse = (html: string, spec: Partial<CrawlSpec>, at = url, finalUrl = at) => parsePage({ html, url: at, finalUrl, spec: testSpec(spec) });
 const listing = (head: string, body = '') => `<html><head>${head}</head><body>${body}<ul><li class="job"><b>One</b></li><li class="job"><b>Two</b></li></ul></body></html>`;
-const items: Partial<CrawlSpec> = { item_root: 'li.job', item_fields: [{ name: 'title', selector: 'b', attribute: null }] };
+const items: Partial<CrawlSpec> = { item_root: 'li.job', item_fields: [{ name: 'title', selector: 'b', attribute: null, xpath: null, transforms: [] }] };
 
 describe('parsePage: rel=nofollow and the robots meta tag', () => {
   const html = `<a href="/a">a</a><a rel="nofollow" href="/b">b</a><a rel="external NoFollow" href="/c">c</a>

@@ -54,9 +54,9 @@ describe('parsePage: bounded extraction', () => {
   const spec = testSpec({
     item_root: 'div.item',
     item_fields: [
-      { name: 'title', selector: 'h2', attribute: null },
-      { name: 'all', selector: '', attribute: null },
-      { name: 'id', selector: '', attribute: 'data-id' },
+      { name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] },
+      { name: 'all', selector: '', attribute: null, xpath: null, transforms: [] },
+      { name: 'id', selector: '', attribute: 'data-id', xpath: null, transforms: [] },
     ],
   });
 
@@ -106,6 +106,8 @@ describe('parsePage: bounded extraction', () => {
     expect(parseLimitsFromEnv({})).toEqual(DEFAULT_PARSE_LIMITS);
     expect(parseLimitsFromEnv({ TRAWL_PARSE_MAX_ITEM_BYTES: '1000', TRAWL_PARSE_RULE_BUDGET_MS: '50' })).toMatchObject({ maxItemBytes: 1000, ruleBudgetMs: 50 });
     expect(() => parseLimitsFromEnv({ TRAWL_PARSE_MAX_ITEM_BYTES: '-1' })).toThrow(/TRAWL_PARSE_MAX_ITEM_BYTES/);
+    expect(parseLimitsFromEnv({ TRAWL_DOWNLOADS_MAX_PER_PAGE: '3' })).toMatchObject({ maxDownloads: 3 });
+    expect(() => parseLimitsFromEnv({ TRAWL_DOWNLOADS_MAX_PER_PAGE: '0' })).toThrow(/TRAWL_DOWNLOADS_MAX_PER_PAGE/);
   });
 });
 

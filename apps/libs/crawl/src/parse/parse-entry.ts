@@ -5,4 +5,4 @@
  */
 export { parsePage, DEFAULT_PARSE_LIMITS, type ParsedPage, type ParseLimits, type PageCut } from './parse-page.ts';
 export { RulesCache } from '../worker/rules-cache.ts';
-export type { ParseJob } from '../worker/page-processor.ts';
+export type { DerivedFormats, ParseJob } from '../worker/page-processor.ts';

@@ -70,7 +70,7 @@ describe('parsePage: HTML bombs are bounded in time and memory', () => {
   const MAX_MS = 5_000;
   const MAX_PEAK_GROWTH_MB = 300;
   const MB = 1024 * 1024;
-  const itemSpec = testSpec({ item_root: 'article', item_fields: [{ name: 'title', selector: 'h2', attribute: null }, { name: 'data', selector: '', attribute: 'data-x' }] });
+  const itemSpec = testSpec({ item_root: 'article', item_fields: [{ name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] }, { name: 'data', selector: '', attribute: 'data-x', xpath: null, transforms: [] }] });
 
   function parseMeasured(name: string, html: string, spec = itemSpec, maxMs = MAX_MS) {
     const rssBefore = process.memoryUsage().rss;
@@ -131,11 +131,11 @@ describe('parsePage: items', () => {
   const spec = testSpec({
     item_root: 'article.job',
     item_fields: [
-      { name: 'title', selector: 'h2', attribute: null },
-      { name: 'link', selector: 'a', attribute: 'href' },
-      { name: 'logo', selector: 'img', attribute: 'src' },
-      { name: 'id', selector: '', attribute: 'data-id' },
-      { name: 'salary', selector: '.salary', attribute: null },
+      { name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] },
+      { name: 'link', selector: 'a', attribute: 'href', xpath: null, transforms: [] },
+      { name: 'logo', selector: 'img', attribute: 'src', xpath: null, transforms: [] },
+      { name: 'id', selector: '', attribute: 'data-id', xpath: null, transforms: [] },
+      { name: 'salary', selector: '.salary', attribute: null, xpath: null, transforms: [] },
     ],
   });
   const html = `<article class="job" data-id="17"><h2>  Rust
@@ -175,9 +175,9 @@ describe('parsePage: items', () => {
     const nested = testSpec({
       item_root: 'article.job',
       item_fields: [
-        { name: 'second_link', selector: 'a:eq(1)', attribute: 'href' },
-        { name: 'first_span', selector: 'span:first', attribute: null },
-        { name: 'outside', selector: 'footer', attribute: null },
+        { name: 'second_link', selector: 'a:eq(1)', attribute: 'href', xpath: null, transforms: [] },
+        { name: 'first_span', selector: 'span:first', attribute: null, xpath: null, transforms: [] },
+        { name: 'outside', selector: 'footer', attribute: null, xpath: null, transforms: [] },
       ],
     });
     const page = `<article class="job"><a href="/a">a</a><a href="/b">b</a><span>one</span><span>two</span></article>
@@ -207,7 +207,7 @@ describe('parsePage: pagination', () => {
   });
 
   it('page_param: increments while the page has items, stops on an empty page', () => {
-    const spec = testSpec({ pagination_type: 'page_param', page_param: 'page', item_root: 'li', item_fields: [{ name: 't', selector: '', attribute: null }] });
+    const spec = testSpec({ pagination_type: 'page_param', page_param: 'page', item_root: 'li', item_fields: [{ name: 't', selector: '', attribute: null, xpath: null, transforms: [] }] });
     expect(parsePage({ html: '<ul><li>a</li></ul>', url, finalUrl: url, spec }).nextPage).toBe('http://jobs.example/list?page=2');
     expect(parsePage({ html: '<ul></ul>', url, finalUrl: url, spec }).nextPage).toBeNull();
     expect(incrementPageParam('http://e.com/s?q=x', 'p')).toBe('http://e.com/s?p=2&q=x');
@@ -222,7 +222,7 @@ describe('parsePage: pagination', () => {
 describe('parsePage: documents with many top-level nodes', () => {
   it('still answers selectors that start at html or body, and finds every anchor', () => {
     const html = `<!doctype html><html><body><div class="wrap"><a href="/in">in</a></div></body></html>${Array.from({ length: 40 }, (_, i) => `<a href="/after${i}">x</a>`).join('')}`;
-    const spec = testSpec({ item_root: 'body div.wrap', item_fields: [{ name: 'href', selector: 'a', attribute: 'href' }] });
+    const spec = testSpec({ item_root: 'body div.wrap', item_fields: [{ name: 'href', selector: 'a', attribute: 'href', xpath: null, transforms: [] }] });
     const page = parsePage({ html, url, finalUrl: url, spec });
     expect(page.items).toHaveLength(1);
     expect(page.links).toHaveLength(41);

@@ -2,21 +2,28 @@ import type { CrawlSpec } from '@trawl/schemas';
 import { compileRules, hostOf, type CrawlRules } from '../rules/crawl-rules.ts';
 import { normaliseUrlOrNull } from '../url/normalise.ts';
 import { canonicalOf } from './page-hints.ts';
-import { selectAllIn } from './select.ts';
 import { baseUrlOf } from './base-url.ts';
-import { extractItems, type ExtractedItem, type ExtractedItems, type ItemLimits } from './extract-items.ts';
+import { extractItems, extractsItems, itemRootsOf, type ExtractedItem, type ExtractedItems, type ItemLimits } from './extract-items.ts';
 import { extractLinks, type ExtractedLinks, type LinkLimits } from './extract-links.ts';
 import { loadHtml } from './load-html.ts';
 import { findNextPage } from './pagination.ts';
+import { downloadLinks } from './download-links.ts';
 import { selectorProblem, specSelectors } from './selector-check.ts';
+import { itemSpecProblem } from './item-spec-check.ts';
 import { InvalidSpecError } from '../errors.ts';
+import { extractMetadata, type PageMetadata } from './page-metadata.ts';
+import { mainText } from '../dedupe/main-text.ts';
+import { simhash } from '../dedupe/simhash.ts';
 import type { Document } from 'domhandler';
 
-export interface ParseLimits extends LinkLimits, ItemLimits {}
+export interface ParseLimits extends LinkLimits, ItemLimits {
+  /** Linked files a page's downloads fetch at most (CrawlSpec.downloads; TRAWL_DOWNLOADS_MAX_PER_PAGE). Absent: 10. */
+  readonly maxDownloads?: number;
+}
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxLinks: 5_000, maxAnchors: 50_000, maxItems: 1_000, maxItemBytes: 4 * 1024 * 1024, ruleBudgetMs: 1_000 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxLinks: 5_000, maxAnchors: 50_000, maxItems: 1_000, maxItemBytes: 4 * 1024 * 1024, ruleBudgetMs: 1_000, maxDownloads: 10 };
 
-/** The parse limits with what the environment sets (`TRAWL_PARSE_MAX_ITEM_BYTES`, `TRAWL_PARSE_RULE_BUDGET_MS`). */
+/** The parse limits with what the environment sets (`TRAWL_PARSE_MAX_ITEM_BYTES`, `TRAWL_PARSE_RULE_BUDGET_MS`, `TRAWL_DOWNLOADS_MAX_PER_PAGE`). */
 export function parseLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): ParseLimits {
   const positive = (name: string, dflt: number) => {
     const raw = env[name];
@@ -29,6 +36,7 @@ export function parseLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): ParseL
     ...DEFAULT_PARSE_LIMITS,
     maxItemBytes: positive('TRAWL_PARSE_MAX_ITEM_BYTES', DEFAULT_PARSE_LIMITS.maxItemBytes),
     ruleBudgetMs: positive('TRAWL_PARSE_RULE_BUDGET_MS', DEFAULT_PARSE_LIMITS.ruleBudgetMs),
+    maxDownloads: positive('TRAWL_DOWNLOADS_MAX_PER_PAGE', DEFAULT_PARSE_LIMITS.maxDownloads!),
   };
 }
 
@@ -60,6 +68,12 @@ export interface ParsedPage {
   readonly itemsCut: ExtractedItems['cut'];
   /** What the limits cut from the page, or null when they cut nothing: the worker logs it. */
   readonly cut: PageCut | null;
+  /** Linked files the job's downloads fetch (download-links.ts), normalised; empty without CrawlSpec.downloads. */
+  readonly downloads: string[];
+  /** The page's structured data (page-metadata.ts), read when the job keeps the `metadata` format; null otherwise. */
+  readonly metadata: PageMetadata | null;
+  /** PageFetched.simhash: the similarity hash of the page's main text (dedupe/simhash.ts), null when it has none. */
+  readonly simhash: string | null;
 }
 
 /** What the parse limits left out of a page. */
@@ -90,9 +104,11 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const { items, bytes, cut } = canonical === null ? extractItems(doc, rules.spec, base, input.url, limits) : NO_ITEMS;
   // A duplicate's pagination goes on as the page's own would (its listing may continue past it): what
   // ends a page_param listing, a page without items, is read from the item roots it shows.
-  const shown = canonical === null ? items.length : rules.spec.item_root && rules.spec.item_fields.length > 0 ? selectAllIn(doc, rules.spec.item_root).length : 0;
+  const shown = canonical === null ? items.length : extractsItems(rules.spec) ? itemRootsOf(doc, rules.spec).length : 0;
   const nextPage = findNextPage(doc, rules, base, input.url, shown);
-  return { links, nextPage, canonical, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut) };
+  const metadata = rules.spec.formats.includes('metadata') ? extractMetadata(doc, base) : null;
+  const downloads = rules.spec.downloads ? downloadLinks(doc, base, rules.spec.downloads.types, limits.maxDownloads ?? 10) : [];
+  return { links, nextPage, canonical, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut), metadata, simhash: simhash(mainText(doc)), downloads };
 }
 
 const NO_ITEMS: ExtractedItems = { items: [], bytes: 0, cut: { overCount: 0, overBytes: 0 } };
@@ -116,7 +132,8 @@ export function duplicateOf(doc: Document, base: URL, url: string, finalUrl: str
 }
 
 /**
- * The spec's selectors, as the API checks them when a website is saved (selector-check.ts): a
+ * The spec's selectors, XPaths, transforms and item schema, as the API checks them when a website
+ * is saved (selector-check.ts, item-spec-check.ts): a
  * website saved before the check meets it here, and its pages fail TRAWL_INVALID_SPEC rather than
  * run a selector whose cost grows with the page. Checked where pages are parsed, not with the
  * crawl rules: the frontier compiles rules too, and a job dispatched before the check must still
@@ -133,6 +150,7 @@ function checkSelectors(spec: CrawlSpec): void {
         break;
       }
     }
+    refusal ??= itemSpecProblem(spec)?.message ?? null;
     checkedSpecs.set(spec, refusal);
   }
   if (refusal !== null) throw new InvalidSpecError(refusal);

@@ -82,7 +82,7 @@ describe('where the check bites', () => {
     const { parsePage } = await import('./parse-page.ts');
     const { testSpec } = await import('../rules/test-spec.ts');
     const { InvalidSpecError } = await import('../errors.ts');
-    const spec = testSpec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null }] });
+    const spec = testSpec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null, xpath: null, transforms: [] }] });
     const rules = compileRules(spec);
     expect(rules.check('http://a.test/x', 'http://a.test/')).toBeNull();
     expect(() => parsePage({ html: '<ul><li>a</li><li>b</li></ul>', url: 'http://a.test/', finalUrl: 'http://a.test/', rules })).toThrow(InvalidSpecError);

@@ -159,6 +159,27 @@ describe('HostLimiter', () => {
   });
 });
 
+  it('lets a patient fetch (a login step) wait out the spacing instead of deferring it, but not a pause of the host', async () => {
+    const limiter = new HostLimiter({ deferAfterMs: 1_000 });
+    const spaced = { jobId: 'j', policy: { maxConcurrency: 1, minDelayMs: 1_500 } };
+    (await limiter.acquire('a.com', spaced))();
+    await expect(limiter.acquire('a.com', spaced)).rejects.toBeInstanceOf(HostBusyError);
+    const controller = new AbortController();
+    const patient = limiter.acquire('a.com', { ...spaced, patient: true, signal: controller.signal }).then(() => 'started', (err: unknown) => err);
+    expect(limiter.stats('a.com')!.waiting).toBe(1);
+    // A 10-minute pause lands while it waits: it is deferred, not left holding its caller's slot for 10 minutes.
+    limiter.backoff('a.com', 600_000);
+    expect(await patient).toBeInstanceOf(HostBusyError);
+    expect(limiter.stats('a.com')!.waiting).toBe(0);
+    await expect(limiter.acquire('a.com', { ...spaced, patient: true })).rejects.toBeInstanceOf(HostBusyError);
+    // Spacing alone: it waits, until its page's budget ends it.
+    (await limiter.acquire('b.com', spaced))();
+    const waiting = limiter.acquire('b.com', { ...spaced, patient: true, signal: controller.signal }).then(() => 'started', (err: unknown) => err);
+    expect(limiter.stats('b.com')!.waiting).toBe(1);
+    controller.abort();
+    expect(await waiting).toBeInstanceOf(FetchAbortedError);
+  });
+
 /**
  * Per-job politeness on a shared host, given → when → then on a fake clock (timers and Date.now
  * together): what a job asks for binds its own fetches; robots.txt, a 429 and the operator's cap

@@ -41,6 +41,14 @@ export interface AcquireOptions {
   readonly policy?: Partial<HostPolicy>;
   /** robots.txt Crawl-delay: spaces every job's requests to the host, raised, never lowered. */
   readonly crawlDelayMs?: number | null;
+  /**
+   * Waits out the spacing (the job's delay, the Crawl-delay) however far its turn is, instead of
+   * being refused with HostBusyError: for a request that cannot be parked on its own, such as a
+   * login's second step, whose deferral would restart the login from its first request and meet the
+   * same spacing again. A pause of the host (a 429's Retry-After, up to minutes) still defers it: a
+   * pause is rare, and waiting it out would hold the worker's fetch slot all along.
+   */
+  readonly patient?: boolean;
 }
 
 /** Gives the slot back. Calling it twice is harmless. */
@@ -49,6 +57,8 @@ export type Release = () => void;
 interface Waiter {
   /** Arrival order over the whole limiter: among jobs equally served, the longest waiting goes first. */
   readonly seq: number;
+  /** AcquireOptions.patient: deferred for a pause of the host only, never for spacing. */
+  readonly patient: boolean;
   resolve: (release: Release) => void;
   reject: (err: unknown) => void;
   signal: AbortSignal | undefined;
@@ -146,10 +156,10 @@ export class HostLimiter {
     if (options.crawlDelayMs != null) state.crawlDelayMs = Math.min(Math.max(state.crawlDelayMs, options.crawlDelayMs), this.maxDelayMs);
     const job = this.jobOf(state, options.jobId ?? '', options.policy, now);
     if (options.signal?.aborted) return Promise.reject(new FetchAbortedError(`acquire on ${host} aborted`));
-    const deferred = this.deferralOnArrival(host, state, job, now);
+    const deferred = options.patient ? this.pauseDeferral(host, state, job, now) : this.deferralOnArrival(host, state, job, now);
     if (deferred) return Promise.reject(deferred);
     return new Promise<Release>((resolve, reject) => {
-      const waiter: Waiter = { seq: this.seq++, resolve, reject, signal: options.signal, onAbort: null };
+      const waiter: Waiter = { seq: this.seq++, patient: options.patient === true, resolve, reject, signal: options.signal, onAbort: null };
       if (options.signal) {
         waiter.onAbort = () => {
           const i = job.queue.indexOf(waiter);
@@ -273,6 +283,12 @@ export class HostLimiter {
     return startAt - now > this.deferAfterMs ? this.deferral(host, state, job, now, startAt) : null;
   }
 
+  /** HostBusyError for a patient fetch: only when the host's pause lies more than `deferAfterMs` ahead. */
+  private pauseDeferral(host: string, state: HostState, job: JobOnHost, now: number): HostBusyError | null {
+    if (this.deferAfterMs === Infinity || state.blockedUntil - now <= this.deferAfterMs) return null;
+    return this.deferral(host, state, job, now, state.blockedUntil);
+  }
+
   /** Each deferred fetch of a job is promised a start one delay after the job's last promise, so deferred fetches come back one at a time rather than all at once. */
   private deferral(host: string, state: HostState, job: JobOnHost, now: number, startAt: number = this.earliest(state, job)): HostBusyError {
     const spacing = Math.max(job.policy.minDelayMs, state.crawlDelayMs);
@@ -293,7 +309,9 @@ export class HostLimiter {
       // A pause landed (or a spacing grew) while they waited: they wait elsewhere, not here.
       for (const job of state.jobs.values()) {
         if (job.queue.length === 0 || this.earliest(state, job) - now <= this.deferAfterMs) continue;
-        for (const waiter of job.queue.splice(0)) {
+        const paused = state.blockedUntil - now > this.deferAfterMs;
+        for (const waiter of job.queue.filter((w) => paused || !w.patient)) {
+          job.queue.splice(job.queue.indexOf(waiter), 1);
           state.waiting--;
           if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
           waiter.reject(this.deferral(host, state, job, now));

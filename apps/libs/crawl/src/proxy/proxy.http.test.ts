@@ -150,7 +150,7 @@ describe('HttpFetcher through real proxies', () => {
       ],
       proxy_rotation: 'round_robin',
       item_root: expectedProxyOnly.itemSelector,
-      item_fields: [{ name: 'title', selector: expectedProxyOnly.titleSelector, attribute: null }],
+      item_fields: [{ name: 'title', selector: expectedProxyOnly.titleSelector, attribute: null, xpath: null, transforms: [] }],
     });
     const tinyBefore = tinyAuth.log().length;
     const titles: unknown[] = [];

@@ -19,10 +19,13 @@ export function testSpec(overrides: Partial<CrawlSpec> = {}): CrawlSpec {
     host_delay_ms: 0,
     item_root: null,
     item_fields: [],
+    item_root_xpath: null,
+    item_schema: null,
     formats: [],
     max_age: null,
     ignore_cache: false,
     store_in_cache: false,
+    reextract_of: null,
     sitemap: 'include',
     headers: {},
     user_agent: null,
@@ -39,6 +42,8 @@ export function testSpec(overrides: Partial<CrawlSpec> = {}): CrawlSpec {
     login: null,
     block_patterns: [],
     adaptive_throttle: false,
+    only_main_content: false,
+    downloads: null,
     ...overrides,
   };
 }

@@ -105,6 +105,18 @@ export function patternProblem(pattern: string): PatternProblem | null {
   }
 }
 
+/**
+ * One pattern compiled alone, refused as a list's would be (a field's `regex` transform, an item
+ * schema's `pattern`: parse/item-transforms.ts, parse/item-schema.ts); throws a {@link PatternError}.
+ */
+export function compilePattern(pattern: string): RE2JS {
+  const re = compileOne(pattern, 0);
+  if (re.programSize() > MAX_PATTERN_PROGRAM) {
+    throw new PatternError(0, { kind: 'unsupported', construct: 'too large a program', message: `compiles to ${re.programSize()} instructions, over the ${MAX_PATTERN_PROGRAM} a pattern may use` });
+  }
+  return re;
+}
+
 function compileOne(pattern: string, index: number): RE2JS {
   // V8 compiles (never matches) here: it says whether the text is a regular expression at all.
   try {

@@ -10,7 +10,8 @@
  *   fetcher's action runner), and the page's cookies go into the jar; then the same check.
  *
  * A network error or a 5xx is thrown as it is (retriable: the page that needed the login is
- * retried); anything the same credentials would meet again is a LoginFailedError.
+ * retried); anything the same credentials would meet again is a LoginFailedError. Each request goes
+ * through the gate it is given (LoginGate: robots.txt and the host's politeness, login-gate.ts).
  */
 import type { LoginSpec } from '@trawl/schemas';
 import { HttpStatusError, LoginFailedError } from '../errors.ts';
@@ -33,6 +34,15 @@ export interface LoginHttp {
  */
 export type BrowserLogin = (login: LoginSpec, profile: RequestProfile, options: { signal?: AbortSignal; open: OpenSealed; proxy?: ProxyEndpoint | null }) => Promise<{ readonly finalUrl: string; readonly status: number; readonly body: string | null; readonly cookies: readonly BrowserCookie[] }>;
 
+/**
+ * Sends one request of a login through the job's politeness (login-gate.ts: robots.txt, the host's
+ * slot and spacing). `first`: nothing of the login was sent before it, so it may be deferred.
+ */
+export type LoginGate = <T extends { readonly status: number; readonly retryAfterMs?: number | null }>(url: string, step: { readonly first: boolean; readonly proxy: ProxyEndpoint | null }, send: () => Promise<T>) => Promise<T>;
+
+/** No politeness: each request is sent at once (a login used alone, in tests). */
+const ungated: LoginGate = (_url, _step, send) => send();
+
 /** Opens a sealed spec value (`tsec1.…`, a credential); throws when it cannot. */
 export type OpenSealed = (sealed: string) => string;
 
@@ -44,18 +54,23 @@ export interface LoginDeps {
 }
 
 /** Logs the session in; `profile` is the session's (its jar takes every cookie set on the way). */
-export async function logIn(login: LoginSpec, profile: RequestProfile, deps: LoginDeps, options: { signal?: AbortSignal; onCookies?: (cookies: readonly BrowserCookie[]) => void; proxy?: ProxyEndpoint | null } = {}): Promise<void> {
+export async function logIn(login: LoginSpec, profile: RequestProfile, deps: LoginDeps, options: { signal?: AbortSignal; onCookies?: (cookies: readonly BrowserCookie[]) => void; proxy?: ProxyEndpoint | null; gate?: LoginGate } = {}): Promise<void> {
   // The session's proxy, when it has one: a site that answers only through it logs in only through it.
   const via = { ...(options.signal ? { signal: options.signal } : {}), ...(options.proxy ? { proxy: options.proxy } : {}) };
+  // Every request of the login goes through the job's politeness, as its pages do (login-gate.ts).
+  const gate = options.gate ?? ungated;
+  const proxy = options.proxy ?? null;
   if (login.kind === 'browser') {
-    if (!deps.browser) throw new LoginFailedError('browser logins are not available on this worker (no action runner)');
-    const answer = await deps.browser(login, profile, { ...via, open: deps.open ?? ((value: string) => value) });
+    const browser = deps.browser;
+    if (!browser) throw new LoginFailedError('browser logins are not available on this worker (no action runner)');
+    // One render, one slot: what its actions load runs within it, as a browser page's requests do.
+    const answer = await gate(login.url, { first: true, proxy }, () => browser(login, profile, { ...via, open: deps.open ?? ((value: string) => value) }));
     options.onCookies?.(answer.cookies);
     const problem = loginProblem(answer, login);
     if (problem) throw new LoginFailedError(`browser login at ${login.url}: ${problem}`);
     return;
   }
-  const page = await deps.http.fetch(login.url, { ...via, request: profile });
+  const page = await gate(login.url, { first: true, proxy }, () => deps.http.fetch(login.url, { ...via, request: profile }));
   const failure = statusError(page);
   if (failure) {
     if (failure.retriable) throw failure;
@@ -76,7 +91,7 @@ export async function logIn(login: LoginSpec, profile: RequestProfile, deps: Log
   // access log all carry: such a login is refused rather than sent.
   if (form.method !== 'post') throw new LoginFailedError(`the login form at ${login.url} submits with GET: the credentials would travel in its URL; Trawl posts logins only`);
   const body = formBody(form, credentials);
-  const answer = await deps.http.fetch(form.action, { ...via, request: profile, form: body });
+  const answer = await gate(form.action, { first: false, proxy }, () => deps.http.fetch(form.action, { ...via, request: profile, form: body }));
   if (answer.status >= 500 || answer.status === 429 || answer.status === 408) throw new HttpStatusError(`HTTP ${answer.status} from the login form`, answer.status, answer.retryAfterMs);
   const problem = loginProblem(answer, login);
   if (problem) throw new LoginFailedError(`form login at ${login.url}: ${problem}`);

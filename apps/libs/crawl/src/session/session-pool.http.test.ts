@@ -112,7 +112,7 @@ function loginSpec(password: string, sessions: number): CrawlSpec {
     sessions,
     login: { kind: 'form', url: `${site.origin}/consent`, form_selector: null, fields: { user: 'ada', pass: password }, actions: [], success_selector: '.member', success_url_pattern: '/m/home$', failure_text: 'Invalid credentials' },
     item_root: '.item',
-    item_fields: [{ name: 'path', selector: '', attribute: null }],
+    item_fields: [{ name: 'path', selector: '', attribute: null, xpath: null, transforms: [] }],
   });
 }
 

@@ -6,6 +6,8 @@
  *
  * - Which session a fetch uses: a hash of its URL, modulo the pool size. A retry of the page, on
  *   any worker, uses the same session; a job's pages spread over the pool evenly.
+ * - A login's requests go through the job's politeness (LeaseOptions.gate, login-gate.ts), taken
+ *   by the login itself: the lease holds no host slot while it logs in.
  * - A login runs once per session, before the session's first page: one login at a time per
  *   session on this worker (the fetches waiting for it share it), and its result is saved before any
  *   page of the session is fetched. A session whose saved state says it is logged in is not logged
@@ -25,7 +27,7 @@ import type { CrawlSpec } from '@trawl/schemas';
 import { LoginFailedError } from '../errors.ts';
 import type { BrowserCookie, RequestProfile } from '../request/request-profile.ts';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
-import { logIn, type LoginDeps } from './form-login.ts';
+import { logIn, type LoginDeps, type LoginGate } from './form-login.ts';
 import { SessionJar } from './session-jar.ts';
 import type { ProxyEndpoint } from '../proxy/proxy-pool.ts';
 
@@ -67,6 +69,8 @@ export interface LeaseOptions {
   readonly signal?: AbortSignal;
   /** The proxy a session's requests go through (per_session rotation: its own), for its login. */
   readonly proxyFor?: (session: number, generation: number) => ProxyEndpoint | null;
+  /** The job's politeness for the login's requests (login-gate.ts); without it they are sent at once. */
+  readonly gate?: LoginGate;
 }
 
 /** A fetch's hold on its session. */
@@ -187,7 +191,7 @@ export class SessionPool {
     const jar = live.jar;
     try {
       const proxy = options.proxyFor?.(session, generation) ?? null;
-      await logIn(login, jar.profile(base), this.deps, { ...(options.signal ? { signal: options.signal } : {}), ...(proxy ? { proxy } : {}), onCookies: (cookies: readonly BrowserCookie[]) => jar.receiveBrowserCookies(cookies) });
+      await logIn(login, jar.profile(base), this.deps, { ...(options.signal ? { signal: options.signal } : {}), ...(proxy ? { proxy } : {}), ...(options.gate ? { gate: options.gate } : {}), onCookies: (cookies: readonly BrowserCookie[]) => jar.receiveBrowserCookies(cookies) });
     } catch (err) {
       if (!(err instanceof LoginFailedError)) throw err;
       if (live.state.generation === generation) await this.save(live, { login: 'failed', reason: err.message }, causationId);

@@ -89,7 +89,10 @@ export function itemExtractedBytes(e: ItemExtracted): number {
 }
 
 function itemWithoutFields(e: ItemExtracted): number {
-  return stringCost(e.event_id) + LONG + optionalString(e.causation_id) + stringCost(e.job_id) + stringCost(e.fetch_id) + stringCost(e.item_key) + stringCost(e.url);
+  // An item's errors are few and short (parse/item-schema.ts caps them), counted whole, never cut.
+  let errors = BLOCKS;
+  for (const err of e.errors) errors += stringCost(err);
+  return stringCost(e.event_id) + LONG + optionalString(e.causation_id) + stringCost(e.job_id) + stringCost(e.fetch_id) + stringCost(e.item_key) + stringCost(e.url) + errors;
 }
 
 /** `s` cut to at most `maxBytes` of UTF-8, never inside a character. */

@@ -42,7 +42,7 @@ function dispatch(n: number, o: LinkRulesOptions): JobDispatched {
     start_urls: [start],
     keywords: [],
     location: null,
-    spec: testSpec({ ...o, max_depth: 2, sitemap: 'skip', item_root: 'div.item', item_fields: [{ name: 'title', selector: '.title', attribute: null }] }),
+    spec: testSpec({ ...o, max_depth: 2, sitemap: 'skip', item_root: 'div.item', item_fields: [{ name: 'title', selector: '.title', attribute: null, xpath: null, transforms: [] }] }),
     attempt: 1,
     params: {},
   };

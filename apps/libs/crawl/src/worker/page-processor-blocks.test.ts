@@ -4,9 +4,9 @@
  * declared block fails as BlockedError and is never parsed; an adaptive job's 503 lowers its own
  * concurrency instead of pausing the host.
  */
-import { createHardSite, expectedRateLimit, rateLimitRecord, type HardSite } from '@trawl/demo-site';
+import { createHardSite, expectedMembers, expectedRateLimit, rateLimitRecord, type HardSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlockedError } from '../errors.ts';
+import { BlockedError, LoginRequiredError } from '../errors.ts';
 import { HttpFetcher } from '../fetch/http-fetcher.ts';
 import { BlockClassifier } from '../blocks/block-classifier.ts';
 import { AutoThrottle } from '../politeness/auto-throttle.ts';
@@ -63,6 +63,7 @@ const request = (url: string, spec: CrawlSpec, jobId = JOB): FetchWithSpec => ({
   spec_hash: null,
   params: {},
   cached: null,
+  user_id: null,
 });
 
 describe('PageProcessor: blocks', () => {
@@ -75,7 +76,7 @@ describe('PageProcessor: blocks', () => {
       blocks: new BlockClassifier(),
       parse: async () => (parses++, { links: [], nextPage: null, items: [], cut: null }),
     });
-    const spec = testSpec({ item_root: expectedRateLimit.itemSelector, item_fields: [{ name: 'title', selector: expectedRateLimit.titleSelector, attribute: null }] });
+    const spec = testSpec({ item_root: expectedRateLimit.itemSelector, item_fields: [{ name: 'title', selector: expectedRateLimit.titleSelector, attribute: null, xpath: null, transforms: [] }] });
     const outcomes: (string | null)[] = [];
     for (let i = 1; i <= expectedRateLimit.limit + 2; i++) {
       try {
@@ -99,6 +100,33 @@ describe('PageProcessor: blocks', () => {
     const url = `${site.origin}${expectedRateLimit.noticePath}`;
     await expect(processor.process(request(url, testSpec({ block_patterns: [expectedRateLimit.blockPattern] })))).rejects.toMatchObject({ code: 'TRAWL_BLOCKED', verdict: { rule: 'pattern' } });
     await expect(processor.process(request(url, testSpec()))).resolves.toMatchObject({ parsed: true, result: { status: 200 } });
+  });
+});
+
+describe('PageProcessor: login walls', () => {
+  // The members' area with its consent given and its header check passed, but no login: its member page redirects to the form.
+  const walled = (extra: Partial<CrawlSpec> = {}) => testSpec({ user_agent: `${expectedMembers.userAgentToken}/1.0`, cookies: { [new URL(site.origin).hostname]: ['consent=yes'] }, ...extra });
+
+  it('fails a member page redirected to the login form TRAWL_LOGIN_REQUIRED, not retried, never parsed; the login page asked for is a page', async () => {
+    let parses = 0;
+    const processor = new PageProcessor({ http: fetcher, robots: new RobotsCache(fetcher), limiter: new HostLimiter({}), blocks: new BlockClassifier(), parse: async () => (parses++, { links: [], nextPage: null, items: [], cut: null }) });
+    const err = await processor.process(request(`${site.origin}${expectedMembers.entry}`, walled())).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LoginRequiredError);
+    expect(err).toBeInstanceOf(BlockedError);
+    expect(err).toMatchObject({ code: 'TRAWL_LOGIN_REQUIRED', retriable: false, status: 200, verdict: { rule: 'login_wall' } });
+    expect((err as Error).message).toMatch(/^login required: .*\/members\/ redirected to a login form \(.*\/members\/login\?next=.*\); declare `login`$/);
+    expect(parses).toBe(0);
+    // The site's own login page, asked for, is the page.
+    await expect(processor.process(request(`${site.origin}${expectedMembers.loginUrl}`, walled()))).resolves.toMatchObject({ parsed: true, result: { status: 200 } });
+    expect(parses).toBe(1);
+  });
+
+  it('with a login declared, the wall is a retriable block: the session lost its login', async () => {
+    const processor = new PageProcessor({ http: fetcher, robots: new RobotsCache(fetcher), limiter: new HostLimiter({}), blocks: new BlockClassifier() });
+    const login = { kind: 'form', url: `${site.origin}${expectedMembers.loginUrl}`, form_selector: expectedMembers.formSelector, fields: {}, success_selector: null, failure_text: null, actions: [] } as unknown as CrawlSpec['login'];
+    const err = await processor.process(request(`${site.origin}${expectedMembers.entry}`, walled({ login }))).catch((e: unknown) => e);
+    expect(err).not.toBeInstanceOf(LoginRequiredError);
+    expect(err).toMatchObject({ code: 'TRAWL_BLOCKED', retriable: true, verdict: { rule: 'login_wall' } });
   });
 });
 

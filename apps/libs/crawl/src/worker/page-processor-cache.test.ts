@@ -66,6 +66,7 @@ const request = (url: string, cached: CachedPage | null, over: Partial<CrawlSpec
   spec_hash: null,
   params: {},
   cached,
+  user_id: null,
 });
 
 /** A full fetch of `url`, stored as the cache would keep it: its body under its hash, its validators. */

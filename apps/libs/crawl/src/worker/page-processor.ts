@@ -1,11 +1,14 @@
 import { hasRequestOptions, type CachedPage, type CacheReuse, type CrawlSpec } from '@trawl/schemas';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
-import { BlockedError, FetchTimeoutError, NetworkError, RobotsDisallowedError } from '../errors.ts';
+import { BlockedError, FetchTimeoutError, LoginRequiredError, NetworkError, RobotsDisallowedError } from '../errors.ts';
 import { planCacheUse, type CachePlan } from '../cache/cache-plan.ts';
 import { revalidated, type HttpValidators } from '../cache/validators.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
 import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import { statusError } from '../fetch/status-error.ts';
+import { isPdfType, parseContentType } from '../fetch/content-type.ts';
+import type { DocumentLimits } from '../fetch/document-limits.ts';
+import { downloadFile } from './file-download.ts';
 import type { ExtractedItem } from '../parse/extract-items.ts';
 import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
 import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
@@ -15,15 +18,20 @@ import type { RobotsCache } from '../politeness/robots.ts';
 import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
 import { openSpecCredentials, type CredentialOpener } from '../request/credentials.ts';
 import { RulesCache } from './rules-cache.ts';
+import { hostOf } from '../rules/crawl-rules.ts';
+import { itemsDigest, type NearDuplicates } from '../dedupe/near-duplicates.ts';
+import type { PageMetadata } from '../parse/page-metadata.ts';
+import { isReextraction, storedPage, type StoredBodyReader } from './reextract-page.ts';
 import { wantsSitemaps, type SitemapDiscovery, type SitemapReader } from '../sitemap/sitemap-reader.ts';
 import { specWithParams } from '../params/param-template.ts';
 import { poolSizeOf, type SessionLease, type SessionPool } from '../session/session-pool.ts';
+import { politeLoginGate } from '../session/login-gate.ts';
 import { browserWorkOf, needsBrowser, type BrowserWork } from '../fetch/browser-work.ts';
 import { ProxyConnectError, type ProxyChoice, type ProxyEndpoint, type ProxyPools } from '../proxy/proxy-pool.ts';
 
 /** Anything that turns a URL into a FetchResult: HttpFetcher, BrowserFetcher, lazyBrowserFetcher(). */
 export interface PageFetcher {
-  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null; work?: BrowserWork | null; proxy?: ProxyEndpoint | null }): Promise<FetchResult>;
+  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null; work?: BrowserWork | null; proxy?: ProxyEndpoint | null } & Pick<FetchOptions, 'documents' | 'accept' | 'maxBodyBytes' | 'oversize'>): Promise<FetchResult>;
 }
 
 /**
@@ -43,13 +51,37 @@ export interface ParseJob {
   readonly jobId: string;
   readonly spec: CrawlSpec;
   readonly limits: ParseLimits;
+  /**
+   * Derive the text and Markdown formats too (the job keeps one of them), from the main content
+   * alone with `mainContent` (CrawlSpec.only_main_content): where the parse runs, within its time
+   * limit. A step that cannot derive leaves `derived` out and the worker derives them itself.
+   */
+  readonly derive?: { readonly mainContent: boolean } | null;
+  /** A document (a PDF) instead of HTML (`html` is empty): its text is derived, nothing is parsed. */
+  readonly document?: { readonly mediaType: 'application/pdf'; readonly data: Uint8Array; readonly maxPages: number } | null;
+}
+
+/** Text and Markdown derived where the page was parsed (the worker's parse threads: @trawl/content derive). */
+export interface DerivedFormats {
+  readonly text: string;
+  readonly markdown: string;
+  /** A document's pages, and how many of them were read (TRAWL_PDF_MAX_PAGES). */
+  readonly pages?: number;
+  readonly pagesRead?: number;
+}
+
+/** A linked file of a page, fetched for the job's downloads (PageProcessor.download). */
+export interface DownloadedFile {
+  readonly url: string;
+  readonly contentType: string | null;
+  readonly data: Uint8Array;
 }
 
 /**
  * Where parsing runs: in-line by default; the worker hands it to its parse threads, where the
  * page's `signal` (its budget) stops it.
  */
-export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'> & Partial<Pick<ParsedPage, 'canonical'>>>;
+export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'> & Partial<Pick<ParsedPage, 'canonical' | 'metadata' | 'simhash' | 'downloads'>> & { readonly derived?: DerivedFormats | null }>;
 
 export interface PageProcessorDeps {
   readonly http: PageFetcher;
@@ -63,6 +95,8 @@ export interface PageProcessorDeps {
   readonly parse?: ParseStep;
   /** Where cached bodies are read; without it, requests' cache entries are ignored and every page is fetched in full. */
   readonly cache?: CachedBodies;
+  /** Where a re-extraction (CrawlSpec.reextract_of) reads its source's bodies; default `cache`. Without either, its pages fail NOT_STORED. */
+  readonly stored?: StoredBodyReader;
   /** The clock a cache entry's age is judged by (epoch ms). */
   readonly now?: () => number;
   /** Reads the sitemaps of start URLs that are a site's root (CrawlSpec.sitemap); without it, none are read. */
@@ -77,6 +111,10 @@ export interface PageProcessorDeps {
   readonly credentials?: CredentialOpener;
   /** Jobs' proxy pools (CrawlSpec.proxies, TRAWL_PROXY_URL: proxy-pool.ts); without it every fetch goes direct. */
   readonly proxies?: Pick<ProxyPools, 'pick' | 'report'>;
+  /** How PDFs are read (their text for the text and markdown formats) and the ceiling of downloads; without it, PDFs are recorded unread and downloads are not fetched. */
+  readonly documents?: DocumentLimits;
+  /** The pages this worker kept per job and host, to mark near-duplicates (dedupe/near-duplicates.ts); without it, none is marked. */
+  readonly nearDuplicates?: Pick<NearDuplicates, 'check'>;
 }
 
 /** The session a page's fetch holds, kept for the page's end (a block retires it). */
@@ -101,6 +139,23 @@ export interface ProcessedPage {
   readonly cache?: { readonly reuse: CacheReuse; readonly contentHash: string };
   /** The site's sitemaps, read with a start URL that is its root (PageFetched.sitemap_urls). */
   readonly sitemaps?: SitemapDiscovery;
+  /** The page's structured data, when the job keeps the `metadata` format (stored as that format, never in an event). */
+  readonly metadata?: PageMetadata | null;
+  /** PageFetched.simhash: the similarity hash of the page's main text. */
+  readonly simhash?: string | null;
+  /** PageFetched.near_duplicate_of: the page of the job this one nearly repeats (dedupe/near-duplicates.ts). */
+  readonly nearDuplicateOf?: string | null;
+  /** Text and Markdown derived with the parse (an HTML page's, a PDF's): what the text and markdown formats store. */
+  readonly derived?: DerivedFormats | null;
+  /** Linked files the job's downloads fetch (CrawlSpec.downloads), normalised. */
+  readonly downloads?: readonly string[];
+  /** PageFetched.downloads: the files fetched and stored for this page (the worker's). */
+  readonly storedDownloads?: readonly { readonly url: string; readonly sha256: string; readonly content_type: string | null; readonly bytes: number }[];
+}
+
+/** Whether the job keeps a format derived from the page's text (text, markdown). */
+function wantsDerived(spec: CrawlSpec): boolean {
+  return spec.formats.includes('text') || spec.formats.includes('markdown');
 }
 
 /** The limiter's own default for a job that leaves host_concurrency at 0 (host-limiter.ts). */
@@ -155,8 +210,9 @@ export class PageProcessor {
     try {
       page = await this.processPage(request, { ...options, hold });
     } catch (err) {
-      // A session that met a block is retired before the page is retried (on the fresh session of its slot).
-      if (hold.lease && err instanceof BlockedError) await hold.lease.retire(err.code, request.event_id ?? null);
+      // A session that met a block is retired before the page is retried (on the fresh session of its slot);
+      // a login wall without a login is not retried, and no fresh session would get past it.
+      if (hold.lease && err instanceof BlockedError && err.retriable) await hold.lease.retire(err.code, request.event_id ?? null);
       throw err;
     }
     if (!this.deps.sitemaps || !wantsSitemaps(request) || page.cache?.reuse === 'max_age') return page;
@@ -171,6 +227,12 @@ export class PageProcessor {
     // Selectors may hold `{{name}}` placeholders; a job's params fill them (param-template.ts).
     // Sealed credentials are opened once per spec object; only this in-memory copy holds them clear.
     const spec = specWithParams(openSpecCredentials(request.spec, this.deps.credentials), request.params ?? {});
+    // A re-extraction reads its source job's stored body and asks the site nothing (reextract-page.ts).
+    if (isReextraction(request)) {
+      const { result, contentHash } = await storedPage(request, this.deps.stored ?? this.deps.cache, options);
+      if (!result.isHtml) return { result, links: [], nextPage: null, items: [], parsed: false, cut: null, cache: { reuse: 'max_age', contentHash } };
+      return this.parsed(request, spec, result, options, { reuse: 'max_age', contentHash });
+    }
     // A crawl with request options (cookies, a locale, headers) may be answered another page than
     // the cache's entry was fetched as: it neither reuses nor revalidates one.
     // Nor does a crawl with sessions: a logged-in page is not the anonymous one.
@@ -212,7 +274,12 @@ export class PageProcessor {
     // The page's session (session-pool.ts), logged in before its first page; robots.txt is read without it.
     // A session logs in through the proxy its pages use (per_session: its own).
     const proxyFor = (session: number, generation: number) => (picked ? (spec.proxy_rotation === 'per_session' ? this.deps.proxies!.pick(request.job_id, spec, { session, generation }) : picked)?.proxy ?? null : null);
-    const lease = this.deps.sessions ? await this.deps.sessions.lease(request, spec, base, { ...(options.signal ? { signal: options.signal } : {}), proxyFor }) : null;
+    // The login's requests take robots.txt's verdict and the host's slot like a page (login-gate.ts);
+    // the lease comes before this page's own slot, so a login never waits on the slot of the page it serves.
+    const throttle = spec.adaptive_throttle ? this.deps.throttle : undefined;
+    const policyOf = (on: string, crawlDelayMs: number | null) => (throttle ? throttle.policy(on, request.job_id, throttleBoundsOf(spec, crawlDelayMs, DEFAULT_HOST_CONCURRENCY)) : hostPolicyOf(spec));
+    const gate = politeLoginGate({ robots: this.deps.robots, limiter: this.deps.limiter, jobId: request.job_id, policyOf, profile: base, ...(options.signal ? { signal: options.signal } : {}) });
+    const lease = this.deps.sessions ? await this.deps.sessions.lease(request, spec, base, { ...(options.signal ? { signal: options.signal } : {}), proxyFor, gate }) : null;
     if (lease && options.hold) options.hold.lease = lease;
     const profile = lease?.profile ?? base;
     // With per_session rotation a session's page goes through the session's own proxy (a retired session's successor gets another when one is ready).
@@ -222,15 +289,16 @@ export class PageProcessor {
     const fetcher = browser ?? this.deps.http;
     const work = browser ? browserWorkOf(spec) : null;
     // adaptive_throttle: the throttle chooses the job's delay and concurrency on the host, within its settings and Crawl-delay.
-    const throttle = spec.adaptive_throttle ? this.deps.throttle : undefined;
     const bounds = throttle ? throttleBoundsOf(spec, robots.crawlDelayMs, DEFAULT_HOST_CONCURRENCY) : null;
-    const policy = throttle ? throttle.policy(host, request.job_id, bounds!) : hostPolicyOf(spec);
+    const policy = policyOf(host, robots.crawlDelayMs);
     const release = await this.deps.limiter.acquire(host, { jobId: request.job_id, policy, crawlDelayMs: robots.crawlDelayMs, signal: options.signal });
     const startedAt = performance.now();
     try {
       let result: FetchResult;
       try {
-        result = await fetcher.fetch(url, { signal: options.signal, ...(conditional ? { conditional } : {}), ...(profile ? { request: profile } : {}), ...(work ? { work } : {}), ...(proxy ? { proxy: proxy.proxy } : {}) });
+        // A PDF answer is read when the job keeps its text (finish: its text is derived on a parse thread).
+        const documents = this.deps.documents && wantsDerived(spec) ? { maxBytes: this.deps.documents.pdfMaxBytes } : null;
+        result = await fetcher.fetch(url, { signal: options.signal, ...(conditional ? { conditional } : {}), ...(profile ? { request: profile } : {}), ...(work ? { work } : {}), ...(proxy ? { proxy: proxy.proxy } : {}), ...(documents ? { documents } : {}) });
       } catch (err) {
         // The proxy's own failures count towards benching it; the site's and ours do not.
         if (proxy && err instanceof ProxyConnectError) this.deps.proxies!.report(proxy, 'error', performance.now() - startedAt);
@@ -242,13 +310,15 @@ export class PageProcessor {
         throw err;
       }
       const blocked = this.blockOf(request, spec, host, result);
-      if (proxy) this.deps.proxies!.report(proxy, blocked ? 'banned' : 'ok', result.fetchMs);
+      // A login wall is the site's rule for every visitor without a session: no ban of the proxy, no load on the host.
+      const refused = blocked !== null && blocked.rule !== 'login_wall';
+      if (proxy) this.deps.proxies!.report(proxy, refused ? 'banned' : 'ok', result.fetchMs);
       // Told before the slot is given back: releasing first would start the next waiting fetch
       // on a host that has just asked for a pause.
       const steered = throttle ? throttle.policy(host, request.job_id, bounds!).maxConcurrency : 0;
       if (throttle) {
         const inFlight = this.deps.limiter.jobStats(host, request.job_id)?.active;
-        throttle.observe(host, request.job_id, bounds!, throttleOutcome(result.status, blocked !== null), startedAt, result.fetchMs, performance.now(), inFlight);
+        throttle.observe(host, request.job_id, bounds!, throttleOutcome(result.status, refused), startedAt, result.fetchMs, performance.now(), inFlight);
         this.deps.limiter.updatePolicy(host, request.job_id, throttle.policy(host, request.job_id, bounds!));
       }
       // A 503 without Retry-After to an adaptive job lowers its own concurrency; the host-wide pause
@@ -260,7 +330,11 @@ export class PageProcessor {
       if (fromHost && (result.status === 429 || result.status === 503)) {
         if (!throttle || result.retryAfterMs !== null || steered <= 1) this.deps.limiter.backoff(host, result.retryAfterMs);
       } else if (fromHost && !blocked) this.deps.limiter.succeeded(host);
-      if (blocked) throw new BlockedError(`blocked: ${blocked.reason} for ${result.finalUrl}`, blocked, result.status);
+      if (blocked) {
+        // A login wall with no login declared: no retry gets past it, so the page ends now and says what to declare.
+        if (blocked.rule === 'login_wall' && !spec.login) throw new LoginRequiredError(`login required: ${blocked.reason}; declare \`login\``, blocked, result.status);
+        throw new BlockedError(`blocked: ${blocked.reason} for ${result.finalUrl}`, blocked, result.status);
+      }
       // What the responses set is saved before the page's events exist (session-pool.ts).
       await lease?.settle(request.event_id ?? null);
       return result;
@@ -272,20 +346,48 @@ export class PageProcessor {
   /** The block verdict on an answer (null: the page itself); a blocked answer is never stored nor parsed. */
   private blockOf(request: FetchWithSpec, spec: CrawlSpec, host: string, result: FetchResult) {
     if (!this.deps.blocks) return null;
-    return this.deps.blocks.classify({ jobId: request.job_id, host, status: result.status, body: result.body, isHtml: result.isHtml, bytes: result.bytes, blockPatterns: spec.block_patterns ?? [] });
+    return this.deps.blocks.classify({ jobId: request.job_id, host, status: result.status, body: result.body, isHtml: result.isHtml, bytes: result.bytes, blockPatterns: spec.block_patterns ?? [], url: request.url, finalUrl: result.finalUrl });
   }
 
   private async finish(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
     const failure = statusError(result);
     if (failure) throw failure;
+    if (result.data && this.deps.documents && isPdfType(parseContentType(result.contentType).essence)) return this.document(request, spec, result, options);
     if (!result.isHtml || result.body === null) return { result, links: [], nextPage: null, items: [], parsed: false, cut: null };
     return this.parsed(request, spec, result, options);
   }
 
-  private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
-    const job: ParseJob = { html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS };
+  /** A PDF read for its text (fetchPolitely asked for its bytes): derived where pages are parsed, within the parse's limits; no links, no items. */
+  private async document(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }): Promise<ProcessedPage> {
+    const job: ParseJob = {
+      html: '', url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS,
+      derive: { mainContent: false }, document: { mediaType: 'application/pdf', data: result.data!, maxPages: this.deps.documents!.pdfMaxPages },
+    };
     const page = await this.parse(job, options);
-    return { result, links: page.links, nextPage: page.nextPage, canonical: page.canonical ?? null, items: page.items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}) };
+    return { result, links: [], nextPage: null, items: [], parsed: false, cut: null, derived: page.derived ?? null };
+  }
+
+  /** One linked file of a page, for the job's downloads (file-download.ts): a fetch of the job like its pages. */
+  download(request: FetchWithSpec, url: string, options: { signal?: AbortSignal } = {}): Promise<DownloadedFile | { readonly skipped: string }> {
+    return downloadFile(this.deps, request, url, options);
+  }
+
+  private async parsed(request: FetchWithSpec, spec: CrawlSpec, result: FetchResult, options: { signal?: AbortSignal }, cache?: ProcessedPage['cache']): Promise<ProcessedPage> {
+    const job: ParseJob = {
+      html: result.body!, url: request.url, finalUrl: result.finalUrl, jobId: request.job_id, spec, limits: this.deps.parseLimits ?? DEFAULT_PARSE_LIMITS,
+      ...(wantsDerived(spec) ? { derive: { mainContent: spec.only_main_content ?? false } } : {}),
+    };
+    const page = await this.parse(job, options);
+    const canonical = page.canonical ?? null;
+    const hash = page.simhash ?? null;
+    // A near-duplicate's links are followed as ever; its items are held back when they are the original's.
+    const near = hash !== null && canonical === null && this.deps.nearDuplicates ? this.deps.nearDuplicates.check(request.job_id, hostOf(request.url), { url: request.url, simhash: hash, items: itemsDigest(page.items) }) : null;
+    const items = near?.of && near.sameItems ? [] : page.items;
+    return {
+      result, links: page.links, nextPage: page.nextPage, canonical, items, parsed: true, cut: page.cut, ...(cache ? { cache } : {}),
+      metadata: page.metadata ?? null, simhash: hash, nearDuplicateOf: near?.of ?? null,
+      ...(page.derived ? { derived: page.derived } : {}), ...(page.downloads && page.downloads.length > 0 ? { downloads: page.downloads } : {}),
+    };
   }
 }
 

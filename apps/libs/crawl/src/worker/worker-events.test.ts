@@ -25,6 +25,7 @@ const request: FetchWithSpec = {
   spec_hash: null,
   params: {},
   cached: null,
+  user_id: null,
 };
 const page: ProcessedPage = {
   result: {
@@ -45,7 +46,7 @@ const page: ProcessedPage = {
   },
   links: ['http://jobs.example/a'],
   nextPage: 'http://jobs.example/list?page=2',
-  items: [{ key: 'k1', index: 0, fields: { title: 'T' } }],
+  items: [{ key: 'k1', index: 0, fields: { title: 'T' }, errors: [] }],
   parsed: true,
   cut: null,
 };
@@ -74,7 +75,7 @@ describe('worker events', () => {
     const big: ProcessedPage = {
       ...page,
       links: Array.from({ length: 5_000 }, (_, i) => `http://jobs.example/${'l'.repeat(300)}/${i}`),
-      items: [{ key: 'k1', index: 0, fields: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, '字'.repeat(16 * 1024)])) }],
+      items: [{ key: 'k1', index: 0, fields: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, '字'.repeat(16 * 1024)])), errors: [] }],
     };
     const bounded = pageEvents(request, big, 1, { maxEventBytes: 1_000_000 });
     expect(pageFetchedBytes(bounded.fetched) + RECORD_RESERVE_BYTES).toBeLessThanOrEqual(1_000_000);

@@ -78,7 +78,11 @@ function pageFetchedEvent(request: FetchWithSpec, page: ProcessedPage, attempt: 
     sitemap_urls_dropped: page.sitemaps?.dropped ?? 0,
     content_refused: content?.refused ?? null,
     canonical_url: page.canonical ?? null,
+    simhash: page.simhash ?? null,
+    near_duplicate_of: page.nearDuplicateOf ?? null,
     notes: [],
+    downloads: (page.storedDownloads ?? []).map(({ url, sha256, content_type, bytes }) => ({ url, sha256, content_type, bytes })),
+    throttle: null,
   };
 }
 
@@ -93,6 +97,7 @@ function itemExtractedEvents(request: FetchWithSpec, page: ProcessedPage, now: D
     url: request.url,
     fields: item.fields,
     truncated_fields: [],
+    errors: [...item.errors],
   }));
 }
 

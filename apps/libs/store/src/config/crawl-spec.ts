@@ -52,11 +52,16 @@ export function crawlSpec(website: Website | null | undefined, limits: SpecLimit
     host_concurrency: website?.host_concurrency ?? 8,
     host_delay_ms: website?.host_delay_ms ?? 0,
     item_root: website?.item_root ?? null,
-    item_fields: website?.item_fields ?? [],
+    // Stored fields written before XPath and transforms lack them.
+    item_fields: (website?.item_fields ?? []).map((f) => ({ name: f.name, selector: f.selector ?? '', attribute: f.attribute ?? null, xpath: f.xpath ?? null, transforms: f.transforms ?? [] })),
+    item_root_xpath: website?.item_root_xpath ?? null,
+    item_schema: typeof website?.item_schema === 'string' ? website.item_schema : website?.item_schema ? JSON.stringify(website.item_schema) : null,
     formats: limits.formats ?? [],
     max_age: limits.max_age ?? null,
     ignore_cache: limits.ignore_cache ?? false,
     store_in_cache: limits.store_in_cache ?? false,
+    // Set only by a re-extraction (the API's reextract), over the source job's own spec.
+    reextract_of: null,
     sitemap: limits.sitemap ?? 'include',
     ...mergeRequestOptions(...(limits.request ?? [])),
     // Proxies, sessions, login, actions, blocks, throttling and link rules: the last layer's that sets each.

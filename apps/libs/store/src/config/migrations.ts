@@ -180,4 +180,20 @@ export const CONFIG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 10,
+    description: "a job's quota reservation (quotas/quota-reservation.ts): counted while pending_until is ahead, for good once confirmed (NULL)",
+    sql: `
+      ALTER TABLE job_quota_ledger ADD COLUMN pending_until timestamptz;
+    `,
+  },
+  {
+    id: 11,
+    description: "a website's XPath item root and item schema (JSON Schema the worker validates each item against)",
+    sql: `
+      ALTER TABLE websites
+        ADD COLUMN item_root_xpath text,
+        ADD COLUMN item_schema jsonb;
+    `,
+  },
 ];

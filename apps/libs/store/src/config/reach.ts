@@ -6,7 +6,7 @@
  * sealed and names as names (secrets/seal-credentials.ts sealForStorage); a job's spec holds every
  * credential sealed (invariant 10; crawl-spec.ts resolvedSpec).
  */
-import type { BrowserAction, LinkScope, LoginSpec, ProxyRotation } from '@trawl/schemas';
+import type { BrowserAction, DownloadSpec, LinkScope, LoginSpec, ProxyRotation } from '@trawl/schemas';
 import type { CredentialInput } from '../secrets/seal-credentials.ts';
 
 /** A credential as configured: a value (sealed once stored) or the name of one of the user's secrets. */
@@ -42,4 +42,6 @@ export interface StoredOptions {
   readonly exclude_patterns?: readonly string[];
   readonly scope?: LinkScope | null;
   readonly follow_nofollow?: boolean;
+  readonly only_main_content?: boolean;
+  readonly downloads?: DownloadSpec | null;
 }

@@ -13,6 +13,10 @@ export interface Website {
   readonly page_param: string | null;
   readonly item_root: string | null;
   readonly item_fields: readonly ItemField[];
+  /** XPath 1.0 expression of the items, instead of item_root (CSS). */
+  readonly item_root_xpath?: string | null;
+  /** JSON Schema each item is validated against (after its fields' transforms); as JSON text when it comes from a spec. */
+  readonly item_schema?: object | string | null;
   readonly include_patterns: readonly string[];
   readonly exclude_patterns: readonly string[];
   readonly same_host: boolean;
@@ -34,7 +38,7 @@ export interface Website {
 }
 
 /** A website's reach options as stored: credentials sealed, or `{secret}` references resolved at each job's creation. */
-export type WebsiteReach = Pick<StoredOptions, 'proxies' | 'proxy_rotation' | 'sessions' | 'login' | 'actions' | 'block_patterns' | 'adaptive_throttle' | 'scope' | 'follow_nofollow'>;
+export type WebsiteReach = Pick<StoredOptions, 'proxies' | 'proxy_rotation' | 'sessions' | 'login' | 'actions' | 'block_patterns' | 'adaptive_throttle' | 'scope' | 'follow_nofollow' | 'only_main_content' | 'downloads'>;
 
 /** A scrape target: a website, a search URL (or template) and what to search for. */
 export interface Target {
@@ -85,6 +89,8 @@ export interface CrawlRequest {
   readonly exclude_patterns?: readonly string[];
   readonly scope?: StoredOptions['scope'];
   readonly follow_nofollow?: boolean;
+  readonly only_main_content?: boolean;
+  readonly downloads?: StoredOptions['downloads'];
 }
 
 export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'done';

@@ -7,10 +7,11 @@ const COLUMNS = [
   'id', 'owner_id', 'name', 'base_url', 'requires_browser', 'pagination_type', 'next_link_selector', 'page_param',
   'item_root', 'item_fields', 'include_patterns', 'exclude_patterns', 'same_host', 'allowed_hosts', 'max_depth',
   'max_pages', 'host_concurrency', 'host_delay_ms', 'headers', 'user_agent', 'locale', 'cookies', 'load_more_selector', 'reach',
+  'item_root_xpath', 'item_schema',
 ] as const;
-const JSON_COLUMNS = new Set(['item_fields', 'include_patterns', 'exclude_patterns', 'allowed_hosts', 'headers', 'cookies', 'reach']);
+const JSON_COLUMNS = new Set(['item_fields', 'item_schema', 'include_patterns', 'exclude_patterns', 'allowed_hosts', 'headers', 'cookies', 'reach']);
 /** Request and reach options a website written before them (or by code that does not set them) has: none. */
-const OPTION_DEFAULTS = { headers: {}, user_agent: null, locale: null, cookies: {}, load_more_selector: null, reach: {} } as const;
+const OPTION_DEFAULTS = { headers: {}, user_agent: null, locale: null, cookies: {}, load_more_selector: null, reach: {}, item_root_xpath: null, item_schema: null } as const;
 
 /** Inserts or replaces a website (by id). */
 export async function upsertWebsite(db: Db, w: Website): Promise<Website> {

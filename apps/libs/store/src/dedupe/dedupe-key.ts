@@ -40,7 +40,7 @@ export function canonicalStartUrls(urls: readonly string[]): string[] {
 }
 
 /** The reach options of a request, as its layer keeps them (schemas request-options.ts). */
-const REACH_FIELDS = ['proxies', 'proxy_rotation', 'sessions', 'login', 'actions', 'block_patterns', 'adaptive_throttle', 'include_patterns', 'exclude_patterns', 'scope', 'follow_nofollow'] as const satisfies readonly (keyof DedupeInput)[];
+const REACH_FIELDS = ['proxies', 'proxy_rotation', 'sessions', 'login', 'actions', 'block_patterns', 'adaptive_throttle', 'include_patterns', 'exclude_patterns', 'scope', 'follow_nofollow', 'only_main_content', 'downloads'] as const satisfies readonly (keyof DedupeInput)[];
 
 /** JSON with object keys sorted, so that equal options give equal text whatever their order. */
 function canonicalJson(value: unknown): string {

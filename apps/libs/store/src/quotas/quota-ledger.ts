@@ -26,9 +26,13 @@ export async function lockUserQuotas(tx: PoolClient, userIds: readonly string[])
   );
 }
 
-/** The users' ledger rows that count: those that may still run, and those of the last 24 hours. */
+/**
+ * The users' ledger rows that count: those that may still run, and those of the last 24 hours; a
+ * reservation (quota-reservation.ts) while it is pending or once confirmed, not after it lapsed.
+ */
 const LEDGER = `SELECT job_id, user_id, created_at, max_pages, settled_pages FROM job_quota_ledger
-  WHERE user_id = ANY($1::text[]) AND (settled_pages IS NULL OR created_at > $2::timestamptz - interval '1 day')`;
+  WHERE user_id = ANY($1::text[]) AND (settled_pages IS NULL OR created_at > $2::timestamptz - interval '1 day')
+    AND (pending_until IS NULL OR pending_until > now())`;
 
 /**
  * One statement: the rows that count, the read model's word on those still open (their jobs

@@ -18,7 +18,7 @@ beforeAll(async () => {
   await migrate(db.pool, 'config', CONFIG_MIGRATIONS);
   await db.pool.query(`
     CREATE TABLE jobs (job_id text PRIMARY KEY, user_id text, finished_at timestamptz);
-    CREATE TABLE job_pages (job_id text, fetch_id text, bytes bigint NOT NULL DEFAULT 0, content_hash text, formats jsonb NOT NULL DEFAULT '[]', from_cache text, PRIMARY KEY (job_id, fetch_id));
+    CREATE TABLE job_pages (job_id text, fetch_id text, bytes bigint NOT NULL DEFAULT 0, content_hash text, formats jsonb NOT NULL DEFAULT '[]', downloads jsonb NOT NULL DEFAULT '[]', from_cache text, PRIMARY KEY (job_id, fetch_id));
     CREATE TABLE job_content_deletions (job_id text PRIMARY KEY);
   `);
 });

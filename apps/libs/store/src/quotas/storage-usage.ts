@@ -29,7 +29,8 @@ export const SETTLE_AFTER_MS = 5 * 60_000;
 const PAGE_BYTES = `(
   CASE WHEN p.content_hash IS NULL OR p.from_cache IS NOT NULL THEN 0
        ELSE coalesce((SELECT (f->>'bytes')::bigint FROM jsonb_array_elements(p.formats) f WHERE f->>'hash' = p.content_hash LIMIT 1), p.bytes) END
-  + coalesce((SELECT sum((f->>'bytes')::bigint) FROM jsonb_array_elements(p.formats) f WHERE f->>'hash' IS DISTINCT FROM p.content_hash), 0))`;
+  + coalesce((SELECT sum((f->>'bytes')::bigint) FROM jsonb_array_elements(p.formats) f WHERE f->>'hash' IS DISTINCT FROM p.content_hash), 0)
+  + coalesce((SELECT sum((d->>'bytes')::bigint) FROM jsonb_array_elements(p.downloads) d), 0))`;
 
 function usageSql(deletions: boolean): string {
   const notDeleted = deletions ? 'AND NOT EXISTS (SELECT 1 FROM job_content_deletions d WHERE d.job_id = j.job_id)' : '';

@@ -4,7 +4,7 @@
  * get every field. Credentials stay as given (a literal or `{secret}`) here; sealing them is
  * @trawl/store's sealForStorage / resolvedSpec.
  */
-import type { BrowserActionType, LinkScope, LoginKind, ProxyRotation } from '@trawl/schemas';
+import type { BrowserActionType, DownloadSpec, LinkScope, LoginKind, ProxyRotation } from '@trawl/schemas';
 import type { Credential, StoredAction, StoredLogin, StoredOptions, StoredProxy } from '@trawl/store';
 
 export interface ActionInput {
@@ -44,6 +44,8 @@ export interface ReachInput {
   readonly exclude_patterns?: readonly string[];
   readonly scope?: LinkScope;
   readonly follow_nofollow?: boolean;
+  readonly only_main_content?: boolean;
+  readonly downloads?: DownloadSpec | null;
 }
 
 function action(a: ActionInput): StoredAction {
@@ -85,5 +87,7 @@ export function reachLayer(body: ReachInput): ReachLayer {
     ...(body.exclude_patterns !== undefined ? { exclude_patterns: body.exclude_patterns } : {}),
     ...(body.scope !== undefined ? { scope: body.scope } : {}),
     ...(body.follow_nofollow !== undefined ? { follow_nofollow: body.follow_nofollow } : {}),
+    ...(body.only_main_content !== undefined ? { only_main_content: body.only_main_content } : {}),
+    ...(body.downloads !== undefined ? { downloads: body.downloads } : {}),
   };
 }

@@ -14,26 +14,32 @@
  * transaction holding the dedupe row commits. A Kafka failure rolls the row back (the client gets
  * 503 and may retry); a crash after the acknowledgement but before the commit leaves a job without
  * a dedupe row, which costs at worst one duplicate crawl, never a cached job that never runs. The
- * lock is held for one produce round trip (a few ms), which is what serialises identical requests.
+ * row lock is held for one produce round trip (a few ms), which is what serialises identical requests.
  *
- * Quotas (apps/libs/store quotas/): a new job takes the user's quota lock, must fit the active jobs,
- * and gets at most what is left of the day's pages as its `max_pages` (the answer says how many);
- * it is written to the quota ledger in the same transaction. A cached answer starts nothing and
- * costs no quota. A schedule must fit the user's number of schedules and minimum interval.
+ * Quotas (apps/libs/store quotas/): a new job must fit the active jobs, and gets at most what is left
+ * of the day's pages as its `max_pages` (the answer says how many). The decision is a reservation
+ * (quota-reservation.ts) committed before the job's transaction: the user's quota lock is held for
+ * the decision alone, so one user's admissions no longer queue behind each other's produce. The
+ * job's transaction confirms the reservation as it commits; a job that does not start (Kafka
+ * refused, a cached answer) releases it, and one lost in between lapses within minutes. A cached
+ * answer starts nothing and costs no quota (a user at a limit still gets one). A schedule must fit
+ * the user's number of schedules and minimum interval.
  */
 import { randomUUID } from 'node:crypto';
 import type { EventProducer } from '@trawl/streams';
 import { eventId } from '@trawl/streams';
 import type { CrawlSpec } from '@trawl/schemas';
 import {
-  admitJob,
+  confirmJob,
   crawlSpec,
   createScheduleWithinQuota,
   dedupeKey,
   getWebsite,
   inTransaction,
   jobIdForSlot,
-  recordJobs,
+  QuotaExceededError,
+  releaseJob,
+  reserveJob,
   resolvedSpec,
   websiteLayer,
   type DedupeInput,
@@ -216,6 +222,18 @@ export class CrawlService {
     return this.crawlNow(userId, request, website, false, of.job_id);
   }
 
+  /**
+   * A re-extraction of a finished job (`POST /jobs/:id/reextract`): a new job whose spec is
+   * `spec(maxPages)` (reextract-spec.ts: the source's, with the new extraction rules and
+   * `reextract_of`), admitted within the quotas like any job, its start URLs the source's (shown,
+   * never fetched). Deduplicated as any crawl, by the source and the rules asked: the same
+   * re-extraction asked twice within the TTL answers with the same job.
+   */
+  async reextract(userId: string, of: { readonly job_id: string; readonly spider: string | null; readonly start_urls: readonly string[]; readonly params: Readonly<Record<string, string>> }, pages: number, key: string, spec: (maxPages: number) => CrawlSpec): Promise<CrawlOutcome> {
+    const request: CrawlRequest = { spider: of.spider, start_urls: [...new Set(of.start_urls)], depth: 0, max_pages: pages, params: of.params, sitemap: 'skip' };
+    return this.crawlNow(userId, request, null, false, null, null, { key: `reextract:${of.job_id}:${key}`, spec, reextractOf: of.job_id });
+  }
+
   private async spider(userId: string, spider: string | undefined): Promise<Website | null> {
     if (spider === undefined) return null;
     const website = await getWebsite(this.options.pool, spider);
@@ -252,47 +270,95 @@ export class CrawlService {
     return { scheduled: true, schedule_id: schedule.id, next_run: schedule.next_due!, job_id: jobIdForSlot(schedule.id, schedule.next_due!) };
   }
 
-  private async crawlNow(userId: string, request: CrawlRequest, website: Website | null, ignoreCache: boolean, retryOf: string | null = null, freshJobId: string | null = null): Promise<CrawlOutcome> {
+  private async crawlNow(
+    userId: string,
+    request: CrawlRequest,
+    website: Website | null,
+    ignoreCache: boolean,
+    retryOf: string | null = null,
+    freshJobId: string | null = null,
+    fixed?: { readonly key: string; readonly spec: (maxPages: number) => CrawlSpec; readonly reextractOf: string },
+  ): Promise<CrawlOutcome> {
     const proposed = freshJobId ?? randomUUID();
-    const base = freshJobId !== null ? `fresh:${proposed}` : await this.keyOf(userId, request);
+    const base = fixed ? fixed.key : freshJobId !== null ? `fresh:${proposed}` : await this.keyOf(userId, request);
     const key = retryOf === null ? base : `retry:${retryOf}:${base}`;
+    const wanted = crawlSpec(website, { depth: request.depth, max_pages: request.max_pages }).max_pages;
+    const claim = (db: Pick<PoolClient, 'query'>) => db.query<{ job_id: string; created_at: Date }>(CLAIM_DEDUPE_ROW, [userId, key, proposed, this.options.dedupeTtlSeconds, ignoreCache]);
+    // A repeat within the TTL is answered without touching the quotas.
+    const reusable = !ignoreCache && freshJobId === null;
+    if (reusable) {
+      const cached = await this.cachedJob(userId, key);
+      if (cached) return cached;
+    }
     for (let attempt = 0; ; attempt++) {
-      const outcome = await inTransaction(this.options.pool, async (tx) => {
-        const claimed = await tx.query<{ job_id: string; created_at: Date }>(
-          `INSERT INTO crawl_dedupe (user_id, dedupe_key, job_id, created_at, expires_at)
-           VALUES ($1, $2, $3, now(), now() + make_interval(secs => $4))
-           ON CONFLICT (user_id, dedupe_key) DO UPDATE
-             SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-             WHERE crawl_dedupe.expires_at <= now() OR $5::boolean
-           RETURNING job_id, created_at`,
-          [userId, key, proposed, this.options.dedupeTtlSeconds, ignoreCache],
-        );
-        if (claimed.rows.length === 0) {
+      // 1. The quota decision and the job's reservation, committed: the user's quota lock is not held past it.
+      let maxPages: number;
+      try {
+        ({ maxPages } = await reserveJob(this.options.pool, { jobId: proposed, userId, wantedPages: wanted }, this.options.quotas, this.now()));
+      } catch (err) {
+        // A cached answer costs no quota: an identical crawl in flight (or just committed) still answers.
+        const twin = err instanceof QuotaExceededError && reusable ? await this.twinJob(userId, key, claim) : undefined;
+        if (twin) return twin;
+        throw err;
+      }
+      // 2. The job: its dedupe row, its events acknowledged by Kafka, then the commit that confirms the reservation.
+      let outcome: CrawlOutcome | undefined;
+      try {
+        outcome = await inTransaction(this.options.pool, async (tx) => {
+          const claimed = await claim(tx);
           // An unexpired row exists (possibly committed by a concurrent twin a moment ago).
-          const existing = await tx.query<{ job_id: string; created_at: Date }>(
-            'SELECT job_id, created_at FROM crawl_dedupe WHERE user_id = $1 AND dedupe_key = $2',
-            [userId, key],
-          );
-          const row = existing.rows[0];
-          return row ? ({ scheduled: false, job_id: row.job_id, cached: true, cached_at: row.created_at } as const) : undefined;
-        }
-        // A new job: within the user's quotas (refused, the dedupe claim rolls back with the rest).
-        const wanted = crawlSpec(website, { depth: request.depth, max_pages: request.max_pages }).max_pages;
-        const { maxPages } = await admitJob(tx, userId, this.options.quotas, wanted, this.now());
-        await tx.query('INSERT INTO api_jobs (job_id, user_id, dedupe_key, request) VALUES ($1, $2, $3, $4)', [
-          proposed,
-          userId,
-          key,
-          JSON.stringify({ ...request, retry_of: retryOf }),
-        ]);
-        await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf, await this.specOf(tx, userId, request, website, ignoreCache, maxPages));
-        await recordJobs(tx, [{ job_id: proposed, user_id: userId, max_pages: maxPages }]);
-        return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
-      });
+          if (claimed.rows.length === 0) return this.cachedJob(userId, key, tx);
+          await tx.query('INSERT INTO api_jobs (job_id, user_id, dedupe_key, request) VALUES ($1, $2, $3, $4)', [
+            proposed,
+            userId,
+            key,
+            JSON.stringify({ ...request, retry_of: retryOf, ...(fixed ? { reextract_of: fixed.reextractOf } : {}) }),
+          ]);
+          const spec = fixed ? fixed.spec(maxPages) : await this.specOf(tx, userId, request, website, ignoreCache, maxPages);
+          await this.emit(proposed, userId, request, website, key, ignoreCache, maxPages, retryOf, spec);
+          await confirmJob(tx, proposed);
+          return { scheduled: false, job_id: proposed, cached: false, max_pages: maxPages } as const;
+        });
+      } catch (err) {
+        await this.release(proposed);
+        throw err;
+      }
+      // Nothing started (answered from the dedupe row, or the row vanished): the reservation goes.
+      if (!outcome || (!outcome.scheduled && outcome.cached)) await this.release(proposed);
       if (outcome) return outcome;
       // The row vanished between INSERT and SELECT (an expiry purge): claim again.
       if (attempt >= 2) throw new ApiError('DEPENDENCY_UNAVAILABLE', 'dedupe row kept changing; retry');
     }
+  }
+
+  /** The unexpired job of a dedupe key, as a cached answer; undefined when there is none. */
+  private async cachedJob(userId: string, key: string, db: Pick<Pool, 'query'> = this.options.pool): Promise<CrawlOutcome | undefined> {
+    const { rows } = await db.query<{ job_id: string; created_at: Date }>('SELECT job_id, created_at FROM crawl_dedupe WHERE user_id = $1 AND dedupe_key = $2 AND expires_at > now()', [userId, key]);
+    const row = rows[0];
+    return row ? { scheduled: false, job_id: row.job_id, cached: true, cached_at: row.created_at } : undefined;
+  }
+
+  /**
+   * The job of an identical crawl, committed or in flight: the claim of its dedupe row waits for a
+   * twin's transaction, then sees its row. No twin: the claim is rolled back and there is none — also
+   * for a twin caught between its reservation and its claim (a few statements), whose refused
+   * duplicate then gets the 429 and, retried, the cached job.
+   */
+  private async twinJob(userId: string, key: string, claim: (db: PoolClient) => Promise<{ rows: unknown[] }>): Promise<CrawlOutcome | undefined> {
+    const client = await this.options.pool.connect();
+    try {
+      await client.query('BEGIN');
+      if ((await claim(client)).rows.length > 0) return undefined;
+      return await this.cachedJob(userId, key, client);
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  /** Drops a reservation whose job did not start; one left behind (Postgres away) lapses by itself. */
+  private async release(jobId: string): Promise<void> {
+    await releaseJob(this.options.pool, jobId).catch(() => undefined);
   }
 
   /** The job's spec: the website's options and the request's, every credential sealed. */
@@ -328,6 +394,18 @@ export class CrawlService {
     }
   }
 }
+
+/**
+ * Claims a dedupe key for a new job: the row is taken when absent, expired, or `ignore_cache`
+ * ($5); concurrent claims of one key queue on its row lock, and a claim that returns no row found
+ * an unexpired one (committed, maybe by a twin a moment ago).
+ */
+const CLAIM_DEDUPE_ROW = `INSERT INTO crawl_dedupe (user_id, dedupe_key, job_id, created_at, expires_at)
+  VALUES ($1, $2, $3, now(), now() + make_interval(secs => $4))
+  ON CONFLICT (user_id, dedupe_key) DO UPDATE
+    SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+    WHERE crawl_dedupe.expires_at <= now() OR $5::boolean
+  RETURNING job_id, created_at`;
 
 /**
  * A shared website (the operator's) that carries credentials — headers, cookies, proxy or login

@@ -20,11 +20,14 @@ export async function contentOnlyOf(db: Db, jobId: string): Promise<string[]> {
     `WITH mine AS (
        SELECT content_hash AS hash FROM job_pages WHERE job_id = $1 AND content_hash IS NOT NULL
        UNION SELECT f->>'hash' FROM job_pages, jsonb_array_elements(formats) f WHERE job_id = $1
+       UNION SELECT d->>'sha256' FROM job_pages, jsonb_array_elements(downloads) d WHERE job_id = $1
      )
      SELECT hash FROM mine m
      WHERE NOT EXISTS (SELECT 1 FROM job_pages p WHERE p.job_id <> $1 AND p.content_hash = m.hash
                          AND NOT EXISTS (SELECT 1 FROM job_content_deletions d WHERE d.job_id = p.job_id))
        AND NOT EXISTS (SELECT 1 FROM job_pages p, jsonb_array_elements(p.formats) f WHERE p.job_id <> $1 AND f->>'hash' = m.hash
+                         AND NOT EXISTS (SELECT 1 FROM job_content_deletions d WHERE d.job_id = p.job_id))
+       AND NOT EXISTS (SELECT 1 FROM job_pages p, jsonb_array_elements(p.downloads) f WHERE p.job_id <> $1 AND f->>'sha256' = m.hash
                          AND NOT EXISTS (SELECT 1 FROM job_content_deletions d WHERE d.job_id = p.job_id))`,
     [jobId],
   );

@@ -40,11 +40,19 @@ export interface JobRow {
   readonly pages_fetched: number;
   readonly pages_failed: number;
   readonly items_extracted: number;
+  /** Items kept with errors (ItemExtracted.errors), counted by projector-pg. */
+  readonly items_invalid: number;
   readonly bytes: number;
   readonly urls_seen: number;
+  /** Counters projector-pg keeps on the row from the events (its model/job-counters.ts); the status view shows them. */
+  readonly pages_blocked: number;
+  readonly duplicates: number;
+  readonly sessions_replaced: number;
   readonly error_code: string | null;
   readonly error: string | null;
   readonly retry_of: string | null;
+  /** The job a re-extraction parses again (its spec's `reextract_of`). */
+  readonly reextract_of: string | null;
   readonly log_seq: number;
   /** Sort key: when the job came to be (requested, or dispatched for scheduled jobs). */
   readonly created_at: Date;
@@ -56,8 +64,9 @@ const CREATED = 'coalesce(requested_at, dispatched_at, updated_at)';
 const COLUMNS = `job_id::text AS job_id, user_id, schedule_id::text AS schedule_id, target_id::text AS target_id,
   website_id::text AS website_id, status, start_urls, search_url, spider, max_depth AS depth, max_pages, params, requested_at, dispatched_at, first_page_at, finished_at,
   coalesce(pages_fetched, 0) AS pages_fetched, coalesce(pages_failed, 0) AS pages_failed,
-  coalesce(items_extracted, 0) AS items_extracted, coalesce(bytes, 0) AS bytes, coalesce(urls_seen, 0) AS urls_seen,
-  error_code, error, retry_of, coalesce(log_seq, 0) AS log_seq, ${CREATED} AS created_at, ${sortAt(CREATED)} AS sort_at`;
+  coalesce(items_extracted, 0) AS items_extracted, coalesce(items_invalid, 0) AS items_invalid, coalesce(bytes, 0) AS bytes, coalesce(urls_seen, 0) AS urls_seen,
+  coalesce(pages_blocked, 0) AS pages_blocked, coalesce(duplicates, 0) AS duplicates, coalesce(sessions_replaced, 0) AS sessions_replaced,
+  error_code, error, retry_of, spec->>'reextract_of' AS reextract_of, coalesce(log_seq, 0) AS log_seq, ${CREATED} AS created_at, ${sortAt(CREATED)} AS sort_at`;
 
 interface AcceptedRow {
   readonly job_id: string;
@@ -69,6 +78,7 @@ interface AcceptedRow {
     readonly max_pages: number | null;
     readonly params?: Readonly<Record<string, string>>;
     readonly retry_of?: string | null;
+    readonly reextract_of?: string | null;
   };
   readonly requested_at: Date;
   readonly sort_at: string;
@@ -96,11 +106,16 @@ function pendingFromAccepted(a: AcceptedRow): JobRow {
     pages_fetched: 0,
     pages_failed: 0,
     items_extracted: 0,
+    items_invalid: 0,
     bytes: 0,
     urls_seen: 0,
+    pages_blocked: 0,
+    duplicates: 0,
+    sessions_replaced: 0,
     error_code: null,
     error: null,
     retry_of: a.request.retry_of ?? null,
+    reextract_of: a.request.reextract_of ?? null,
     log_seq: 0,
     created_at: a.requested_at,
     sort_at: a.sort_at,
@@ -205,26 +220,30 @@ export async function jobProgress(db: Db, jobId: string): Promise<JobProgress | 
   return rows[0];
 }
 
-/**
- * Pages of the job fetched as duplicates by rel=canonical (PageFetched.canonical_url): their items
- * are their canonical page's. Counted from the job's log, whose PageFetched lines carry the
- * canonical URL (one line per fetch), so the read model needed no new column.
- */
-export async function duplicatePageCount(db: Db, jobId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_log WHERE job_id = $1 AND event = 'PageFetched' AND data ? 'canonical_url'`, [jobId]);
-  return rows[0]?.n ?? 0;
+/** One host's adaptive throttle setting, as a job's view shows it. */
+export interface ThrottleSettingView {
+  readonly host: string;
+  readonly delay_ms: number;
+  readonly concurrency: number;
+  readonly at: Date;
 }
 
 /**
- * Sessions of the job's pool retired after a block and replaced: the worker says each in the job's
- * log, as a note on a PageFetched (`session retired and replaced: …`, the worker's
- * session-events.ts). Counted from those notes, so the read model needed no new column.
+ * What the adaptive throttle last chose per host for the job: the workers say a host's setting on a
+ * PageFetched when it moved enough (PageFetched.throttle, the worker's throttle-reports.ts, at most
+ * 100 per job and worker), and its log line keeps it in `data`. Read from there, the latest line
+ * per host (in the log's order: the order the events were written), so the read model needed no
+ * new table.
  */
-export async function replacedSessionCount(db: Db, jobId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM job_log, jsonb_array_elements_text(CASE WHEN jsonb_typeof(data->'notes') = 'array' THEN data->'notes' ELSE '[]'::jsonb END) AS note
-      WHERE job_id = $1 AND event = 'PageFetched' AND note LIKE 'session retired and replaced:%'`,
+export async function throttleSettings(db: Db, jobId: string): Promise<ThrottleSettingView[]> {
+  const { rows } = await db.query<ThrottleSettingView>(
+    `SELECT host, delay_ms, concurrency, at FROM (
+       SELECT DISTINCT ON (data->'throttle'->>'host') data->'throttle'->>'host' AS host,
+              (data->'throttle'->>'delay_ms')::int AS delay_ms, (data->'throttle'->>'concurrency')::int AS concurrency, ts AS at
+         FROM job_log WHERE job_id = $1 AND event = 'PageFetched' AND data ? 'throttle'
+        ORDER BY data->'throttle'->>'host', seq DESC
+     ) latest ORDER BY host`,
     [jobId],
   );
-  return rows[0]?.n ?? 0;
+  return rows;
 }

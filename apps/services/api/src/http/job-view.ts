@@ -1,6 +1,15 @@
 import type { JobRow } from '../data/jobs.ts';
 import { isTerminal } from '../data/jobs.ts';
 
+/**
+ * The counters only `GET /jobs/:id/status` shows: kept on the job's row by projector-pg as it
+ * projects the events (its model/job-counters.ts), so the view reads them with the row rather than
+ * counting the job's log and pages on every request.
+ */
+export function statusCounters(job: Pick<JobRow, 'pages_blocked' | 'duplicates' | 'sessions_replaced'>) {
+  return { pages_blocked: job.pages_blocked, duplicates: job.duplicates, sessions_replaced: job.sessions_replaced };
+}
+
 /** A job as the API shows it: counters and timings grouped, the owner left out (it is the caller). */
 export function toJobView(job: JobRow, now: Date = new Date()) {
   const start = job.requested_at ?? job.dispatched_at;
@@ -22,6 +31,7 @@ export function toJobView(job: JobRow, now: Date = new Date()) {
       pages_fetched: job.pages_fetched,
       pages_failed: job.pages_failed,
       items_extracted: job.items_extracted,
+      items_invalid: job.items_invalid,
       bytes: job.bytes,
       urls_seen: job.urls_seen,
     },
@@ -34,6 +44,7 @@ export function toJobView(job: JobRow, now: Date = new Date()) {
     },
     error: job.error_code || job.error ? { code: job.error_code, message: job.error } : null,
     retry_of: job.retry_of,
+    reextract_of: job.reextract_of,
     log_seq: job.log_seq,
   };
 }

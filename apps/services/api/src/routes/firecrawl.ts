@@ -7,8 +7,9 @@
  *
  * Translation, and what does not translate: formats `markdown`, `html`, `rawHtml` (Trawl's `html`,
  * the body as fetched), `links`, `screenshot` (an absolute URL of the stored PNG, which needs the
- * key to read) are served; others are ignored. `onlyMainContent` is always true for `text` and
- * Markdown in Trawl (Readability). A timeout answers 408 as Firecrawl does; errors are
+ * key to read) are served; others are ignored. `onlyMainContent` (Trawl's `only_main_content`,
+ * Readability) is true unless the request says false, as in Firecrawl, on scrapes and on a crawl's
+ * `scrapeOptions`. A timeout answers 408 as Firecrawl does; errors are
  * `{success: false, error, code}` with Trawl's code and status.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +19,8 @@ import { findJob } from '../data/jobs.ts';
 import { listPages } from '../data/job-pages.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
 import { jobIdParams } from '../schemas/common.ts';
-import { ScrapeService, type ScrapeFormat } from '../scrape/scrape-service.ts';
+import { answerMetadata, ScrapeService, type ScrapeFormat } from '../scrape/scrape-service.ts';
+import { firecrawlMetadata } from '../scrape/firecrawl-metadata.ts';
 import { ScrapeUrlCheck } from '../scrape/url-check.ts';
 
 interface FirecrawlScrapeBody {
@@ -27,6 +29,7 @@ interface FirecrawlScrapeBody {
   readonly timeout?: number;
   readonly headers?: Record<string, string>;
   readonly maxAge?: number;
+  readonly onlyMainContent?: boolean;
 }
 
 interface FirecrawlMapBody {
@@ -50,7 +53,7 @@ interface FirecrawlCrawlBody {
   readonly sitemap?: 'include' | 'only' | 'skip';
   readonly ignoreSitemap?: boolean;
   readonly allowSubdomains?: boolean;
-  readonly scrapeOptions?: { readonly headers?: Record<string, string> };
+  readonly scrapeOptions?: { readonly headers?: Record<string, string>; readonly onlyMainContent?: boolean };
 }
 
 /** Documents a crawl status answers at a time; `next` gives the rest. */
@@ -91,6 +94,8 @@ const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
           ...(typeof request.body.timeout === 'number' ? { timeout_ms: Math.min(request.body.timeout, fastify.config.scrape.maxTimeoutMs) } : {}),
           ...(request.body.headers && typeof request.body.headers === 'object' ? { headers: request.body.headers } : {}),
           ...(typeof request.body.maxAge === 'number' && request.body.maxAge > 0 ? { max_age: Math.floor(request.body.maxAge / 1000) } : {}),
+          // Firecrawl's default is the main content; Trawl's own is the whole body.
+          only_main_content: request.body.onlyMainContent !== false,
         },
         request.log,
       );
@@ -98,26 +103,21 @@ const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
       const b = answer.body as { job_id: string; url: string; ok: boolean; status: number | null; final_url?: string; metadata?: Record<string, unknown>; formats?: Record<string, unknown>; error?: { code: string; message: string } };
       const f = b.formats ?? {};
       const m = b.metadata ?? {};
-      const social = (m.social ?? {}) as Record<string, string>;
-      const camel = Object.fromEntries(Object.entries(social).map(([k, v]) => [k.replace(/[:_](\w)/g, (_x, c: string) => c.toUpperCase()), v]));
       const data: Record<string, unknown> = {
         ...(asked.includes('markdown') || formats.length === 0 ? { markdown: f.markdown ?? '' } : {}),
         ...(asked.includes('html') ? { html: f.html ?? null } : {}),
         ...(asked.includes('rawHtml') ? { rawHtml: f.html ?? null } : {}),
         ...(asked.includes('links') ? { links: f.links ?? [] } : {}),
         ...(typeof f.screenshot === 'string' ? { screenshot: `${origin(request)}${f.screenshot}` } : {}),
-        metadata: {
-          ...camel,
-          ...(m.title ? { title: m.title } : {}),
-          ...(m.description ? { description: m.description } : {}),
-          ...(m.language ? { language: m.language } : {}),
+        metadata: firecrawlMetadata({
+          metadata: m,
           sourceURL: b.url,
           url: b.final_url ?? b.url,
           statusCode: b.status ?? 0,
-          ...(m.content_type ? { contentType: m.content_type } : {}),
+          contentType: typeof m.content_type === 'string' ? m.content_type : null,
           scrapeId: b.job_id,
           ...(b.ok ? {} : { error: b.error?.message ?? 'the page failed' }),
-        },
+        }),
       };
       return { success: true, data };
     })();
@@ -152,13 +152,14 @@ const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
         start_urls: [b.url],
         depth,
         max_pages: Math.min(Math.max(1, Math.floor(b.limit ?? 100)), 100_000),
-        formats: ['markdown'],
+        formats: ['markdown', 'metadata'],
         ignore_cache: true,
         sitemap,
         ...(b.includePaths?.length ? { include_patterns: b.includePaths.slice(0, 50) } : {}),
         ...(b.excludePaths?.length ? { exclude_patterns: b.excludePaths.slice(0, 50) } : {}),
         ...(b.allowSubdomains ? { scope: 'same_domain' as const } : {}),
         ...(b.scrapeOptions?.headers && typeof b.scrapeOptions.headers === 'object' ? { headers: b.scrapeOptions.headers } : {}),
+        only_main_content: b.scrapeOptions?.onlyMainContent !== false,
       });
       return { success: true, id: outcome.job_id, url: `${origin(request)}/${version}/crawl/${outcome.job_id}` };
     })();
@@ -172,9 +173,13 @@ const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
       const pages = await listPages(fastify.db, { jobId: id, ok: true, limit: CRAWL_PAGE, ...(after ? { after } : {}) });
       const data = await Promise.all(
         pages.map(async (page) => {
-          const hash = page.formats.find((f) => f.format === 'markdown')?.hash;
-          const markdown = hash ? await fastify.content.get(hash).then((o) => o.body.toString('utf8'), (err: unknown) => (err instanceof ContentNotFoundError ? '' : Promise.reject(err))) : '';
-          return { markdown, metadata: { sourceURL: page.url, url: page.final_url ?? page.url, statusCode: page.status ?? 0, contentType: page.content_type, scrapeId: page.fetch_id } };
+          const read = async (format: string) => {
+            const hash = page.formats.find((f) => f.format === format)?.hash;
+            return hash ? fastify.content.get(hash).then((o) => o.body.toString('utf8'), (err: unknown) => (err instanceof ContentNotFoundError ? null : Promise.reject(err))) : null;
+          };
+          const [markdown, stored] = await Promise.all([read('markdown'), read('metadata')]);
+          const metadata = answerMetadata(stored, null);
+          return { markdown: markdown ?? '', metadata: firecrawlMetadata({ metadata, sourceURL: page.url, url: page.final_url ?? page.url, statusCode: page.status ?? 0, contentType: page.content_type, scrapeId: page.fetch_id }) };
         }),
       );
       // Completed once the job is over and every page it counted is readable (the topics are projected apart).
@@ -205,7 +210,7 @@ const firecrawlRoutes: FastifyPluginAsync = async (fastify) => {
     }, (request, reply) => crawlStatus(request, reply, version));
     fastify.post<{ Body: FirecrawlScrapeBody }>(`/${version}/scrape`, {
       config: { rateLimit: 'crawl' },
-      schema: { hide: true, body: looseBody({ formats: { type: 'array', maxItems: 20 }, timeout: { type: 'integer', minimum: 1 }, headers: { type: 'object', additionalProperties: { type: 'string' } }, maxAge: { type: 'integer', minimum: 0 } }) },
+      schema: { hide: true, body: looseBody({ formats: { type: 'array', maxItems: 20 }, timeout: { type: 'integer', minimum: 1 }, headers: { type: 'object', additionalProperties: { type: 'string' } }, maxAge: { type: 'integer', minimum: 0 }, onlyMainContent: { type: 'boolean' } }) },
     }, scrape);
     fastify.post<{ Body: FirecrawlMapBody }>(`/${version}/map`, {
       config: { rateLimit: 'crawl' },

@@ -1,6 +1,7 @@
 /**
  * `GET /jobs/:id/changes`: what changed in a run of a schedule since the schedule's previous
- * finished run — pages new, changed, gone, unchanged (by content hash), items new, changed, removed
+ * finished run — or in a re-extraction against the job it parsed again, or in any job against the
+ * job `against` names (the caller's) — pages new, changed, gone, unchanged (by content hash), items new, changed, removed
  * (by item key, page and position). The comparison is @trawl/changes' (pure, over projector-pg's
  * read models, nothing stored), so a rebuilt read model gives the same answer. It reads the runs in
  * batches and keeps only what it lists (`limit` entries and 4 MiB per kind), so a request costs the
@@ -8,7 +9,7 @@
  */
 import { jobChanges } from '@trawl/changes';
 import type { FastifyPluginAsync } from 'fastify';
-import { findJob } from '../data/jobs.ts';
+import { findJob, ownedJobIds } from '../data/jobs.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { jobChangesQuery } from '../schemas/changes.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
@@ -28,22 +29,25 @@ function withoutKind<K extends string, T extends { readonly kind: K }>(lists: Re
 }
 
 const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
-  fastify.get<{ Params: { id: string }; Querystring: { limit: number } }>(
+  fastify.get<{ Params: { id: string }; Querystring: { limit: number; against?: string } }>(
     '/jobs/:id/changes',
     {
       schema: {
         tags: ['jobs'],
-        summary: "A schedule's run against the schedule's previous finished run: pages new, changed, gone, unchanged; items new, changed, removed",
+        summary: "A job against another: a schedule's run against its previous finished run, a re-extraction against its source, any job against `against`; pages new, changed, gone, unchanged; items new, changed, removed",
         description:
-          "The previous run is the schedule's latest run that finished (not failed or cancelled) before this one started. Pages are compared by normalised URL and content hash (a job keeps hashes when it asks for `formats`); items by `item_key`, page and position. `page.changed` webhooks and the live feed's `PageChanged` events are decided by the same rules, for each `changed` page.",
+          "The job compared with is `against` when given (any job of yours), else the job a re-extraction (`POST /jobs/{id}/reextract`) parsed again, else the schedule's latest run that finished (not failed or cancelled) before this one started. Pages are compared by normalised URL and content hash (a job keeps hashes when it asks for `formats`); items by `item_key`, page and position. `page.changed` webhooks and the live feed's `PageChanged` events are decided by the same rules, for each `changed` page.",
         params: jobIdParams,
         querystring: jobChangesQuery,
-        response: { 200: { $ref: 'JobChanges#' }, ...errorResponses('JOB_NOT_FOUND', 'JOB_NOT_SCHEDULED') },
+        response: { 200: { $ref: 'JobChanges#' }, ...errorResponses('JOB_NOT_FOUND', 'JOB_NOT_SCHEDULED', 'JOB_NOT_FINISHED') },
       },
     },
     async (request) => {
       const { id } = request.params;
+      const { against } = request.query;
       if (!(await findJob(fastify.db, id, request.userId))) throw notFound('JOB_NOT_FOUND', id);
+      // The job compared with is the caller's too: another user's is unknown here, as everywhere.
+      if (against !== undefined && !(await ownedJobIds(fastify.db, [against], request.userId)).has(against)) throw notFound('JOB_NOT_FOUND', against);
       // A listing holds a pooled connection in one snapshot for as long as it reads both runs: a
       // user may run LISTINGS_PER_USER at once, an instance LISTINGS_PER_INSTANCE, so that listings
       // of large runs never take the pool other requests need.
@@ -56,11 +60,13 @@ const jobChangesRoutes: FastifyPluginAsync = async (fastify) => {
       }
       let answer: Awaited<ReturnType<typeof jobChanges>>;
       try {
-        answer = await jobChanges(fastify.db, id, { limit: request.query.limit });
+        answer = await jobChanges(fastify.db, id, { limit: request.query.limit, ...(against !== undefined ? { against } : {}) });
       } finally {
         mine();
         ours();
       }
+      // The job named is the caller's (checked above) but not projected yet: nothing to compare with so far.
+      if (answer.kind === 'against_not_found') throw new ApiError('JOB_NOT_FINISHED', `job ${against ?? ''} has not started yet: compare with it once it has run`);
       // A job the read model has no row of yet is one the API accepted itself: never a schedule's.
       if (answer.kind !== 'changes') throw new ApiError('JOB_NOT_SCHEDULED', `job ${id} was not started by a schedule: there is no previous run to compare it with`);
       const c = answer.changes;

@@ -34,7 +34,7 @@ async function* csv(fields: readonly string[], items: AsyncIterable<ItemRow>): A
 }
 
 const jobItemsRoutes: FastifyPluginAsync = async (fastify) => {
-  fastify.get<{ Params: { id: string }; Querystring: { format?: Format; limit: number; cursor?: string } }>(
+  fastify.get<{ Params: { id: string }; Querystring: { format?: Format; limit: number; cursor?: string; valid?: boolean } }>(
     '/jobs/:id/items',
     {
       schema: {
@@ -59,11 +59,12 @@ const jobItemsRoutes: FastifyPluginAsync = async (fastify) => {
       const format = formatOf(request);
       if (format === 'json') {
         const after = decodeCursor(request.query.cursor);
-        const items = await listItems(fastify.db, { jobId: id, limit: request.query.limit, ...(after ? { after } : {}) });
+        const { valid } = request.query;
+        const items = await listItems(fastify.db, { jobId: id, limit: request.query.limit, ...(after ? { after } : {}), ...(valid === undefined ? {} : { valid }) });
         const last = items[items.length - 1];
         return { items, next_cursor: items.length === request.query.limit && last ? encodeCursor(last.sort_at, last.item_key) : null };
       }
-      const rows = allItems(fastify.db, id);
+      const rows = allItems(fastify.db, id, request.query.valid);
       if (format === 'ndjson') {
         return reply
           .type('application/x-ndjson; charset=utf-8')

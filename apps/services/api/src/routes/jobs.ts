@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { eventId } from '@trawl/streams';
-import { duplicatePageCount, findJob, isTerminal, listJobs, replacedSessionCount } from '../data/jobs.ts';
+import { findJob, isTerminal, listJobs, throttleSettings } from '../data/jobs.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../http/cursor.ts';
-import { toJobView } from '../http/job-view.ts';
-import { blockedPageCount, failedUrls } from '../data/job-pages.ts';
+import { statusCounters, toJobView } from '../http/job-view.ts';
+import { failedUrls, nearDuplicatePageCount } from '../data/job-pages.ts';
 import { errorResponses, jobIdParams } from '../schemas/common.ts';
 import { jobListQuery, statusFilter } from '../schemas/jobs.ts';
 import { crawlResponses } from '../schemas/crawl.ts';
@@ -73,8 +73,8 @@ const jobsRoutes: FastifyPluginAsync = async (fastify) => {
       const job = await findJob(fastify.db, request.params.id, request.userId);
       if (!job) throw notFound('JOB_NOT_FOUND', request.params.id);
       const view = toJobView(job);
-      const [blocked, duplicates, replaced] = await Promise.all([blockedPageCount(fastify.db, job.job_id), duplicatePageCount(fastify.db, job.job_id), replacedSessionCount(fastify.db, job.job_id)]);
-      return { ...view, counters: { ...view.counters, pages_blocked: blocked, duplicates, sessions_replaced: replaced } };
+      const [throttle, nearDuplicates] = await Promise.all([throttleSettings(fastify.db, job.job_id), nearDuplicatePageCount(fastify.db, job.job_id)]);
+      return { ...view, counters: { ...view.counters, ...statusCounters(job), near_duplicates: nearDuplicates }, throttle };
     },
   );
 

@@ -8,7 +8,7 @@ import { deleteWebsite, getWebsite, inTransaction, listWebsites, upsertWebsite, 
 import { lockId, ownerOf } from '../data/ownership.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { checkPatterns } from '../crawl/check-patterns.ts';
-import { checkSelectors } from '../crawl/check-selectors.ts';
+import { checkSelectors, normaliseItemFields, type ItemFieldInput } from '../crawl/check-selectors.ts';
 import { maskedOptions } from '../http/masked-options.ts';
 import { checkOptions, checkReach, hostsOf } from '../crawl/check-request-options.ts';
 import { reachLayer, type ReachInput } from '../crawl/reach-input.ts';
@@ -16,7 +16,7 @@ import { redactCredentials, sealForStorage, userSecretLookup } from '@trawl/stor
 import { errorResponses, userIdParams } from '../schemas/common.ts';
 import { websiteBody } from '../schemas/configuration.ts';
 
-type WebsiteBody = Omit<Website, 'id' | 'owner_id' | 'reach'> & Omit<ReachInput, 'include_patterns' | 'exclude_patterns'> & { id?: string };
+type WebsiteBody = Omit<Website, 'id' | 'owner_id' | 'reach' | 'item_fields'> & Omit<ReachInput, 'include_patterns' | 'exclude_patterns'> & { id?: string; item_fields: readonly ItemFieldInput[] };
 
 /** What a website's request options may be refused with (check-request-options.ts). */
 const OPTION_ERRORS = ['HEADER_NOT_ALLOWED', 'INVALID_HEADER', 'REQUEST_OPTIONS_TOO_LARGE', 'INVALID_LOCALE', 'INVALID_COOKIE', 'COOKIE_DOMAIN_NOT_CRAWLED', 'INVALID_PROXY', 'PROXY_NOT_ALLOWED', 'ACTIONS_TOO_MANY', 'INVALID_ACTION', 'UNSUPPORTED_SELECTOR'] as const;
@@ -29,8 +29,9 @@ function toView(w: Website) {
 
 const websitesRoutes: FastifyPluginAsync = async (fastify) => {
   async function save(userId: string, id: string, body: WebsiteBody, mustBeNew: boolean): Promise<{ website: Website; created: boolean }> {
-    const { proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow, ...plain } = body;
-    const reach = reachLayer({ proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow });
+    const { proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow, only_main_content, downloads, ...given } = body;
+    const plain = { ...given, item_fields: normaliseItemFields(given.item_fields) };
+    const reach = reachLayer({ proxy, proxies, proxy_rotation, sessions, login, actions, block_patterns, adaptive_throttle, scope, follow_nofollow, only_main_content, downloads });
     checkPatterns(plain);
     checkSelectors(plain);
     // Literal credentials are kept sealed, secrets by name (resolved at each job's creation); the

@@ -1,4 +1,4 @@
-/** `GET /jobs/{id}/changes`: a run of a schedule against the schedule's previous finished run. */
+/** `GET /jobs/{id}/changes`: a run against the schedule's previous finished run, a re-extraction against its source, or any run against the job named by `against`. */
 import { nullableString } from './common.ts';
 
 const fields = { type: ['object', 'null'], additionalProperties: { type: 'string' } } as const;
@@ -37,6 +37,7 @@ export const jobChangesQuery = {
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: 'entries listed per kind at most (the counts are whole); a list also stops at about 4 MiB of JSON; `truncated` says when a list was cut' },
+    against: { type: 'string', format: 'uuid', description: "another of your jobs to compare with, whatever its schedule (e.g. the job a re-extraction fixed). Default: a re-extraction's source job, else the schedule's previous finished run" },
   },
 } as const;
 
@@ -49,10 +50,10 @@ export const jobChangesSchema = {
   required: ['job_id', 'schedule_id', 'status', 'previous_job_id', 'settled', 'waiting_for', 'pages', 'items', 'truncated'],
   properties: {
     job_id: { type: 'string' },
-    schedule_id: { type: 'string' },
+    schedule_id: { ...nullableString, description: 'null for a job compared with `against` or with the job it re-extracted, when not a schedule\'s run' },
     status: { type: 'string', description: "this run's status: a running job's changes are those so far" },
-    previous_job_id: { ...nullableString, description: 'the schedule\'s latest run that finished before this one started; null for its first (every page and item is then new)' },
-    settled: { type: 'boolean', description: 'false while projector-pg may still change the answer: an earlier run has not ended in the read model, or the previous run\'s pages are not all projected yet' },
+    previous_job_id: { ...nullableString, description: 'the job compared with: `against`, else the job a re-extraction parsed again, else the schedule\'s latest run that finished before this one started; null for a schedule\'s first (every page and item is then new)' },
+    settled: { type: 'boolean', description: 'false while projector-pg may still change the answer: an earlier run (or the job named) has not ended in the read model, or the previous run\'s pages are not all projected yet' },
     waiting_for: { type: 'array', items: { type: 'string' }, description: 'what an unsettled answer waits for' },
     pages: {
       type: 'object',

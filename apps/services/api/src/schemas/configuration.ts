@@ -106,14 +106,32 @@ export const schedulePatchBody = {
   },
 } as const;
 
+const fieldTransform = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['trim', 'number', 'date', 'absolute_url', 'regex'] },
+    pattern: { type: ['string', 'null'], maxLength: 500, description: 'regex: an RE2 pattern; the value becomes its first capture group (or the whole match without one)' },
+  },
+} as const;
+
 const itemField = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'selector'],
+  required: ['name'],
+  description: 'read by CSS (`selector`) or XPath (`xpath`): give one of them',
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100 },
-    selector: { type: 'string', maxLength: 500 },
+    selector: { type: 'string', maxLength: 500, description: 'CSS selector inside the item root; empty for the root itself' },
+    xpath: { type: ['string', 'null'], maxLength: 500, description: "XPath 1.0 expression from the item root (`.//h2`, `a/@href`, `normalize-space(.//p[1])`): its first node's text or attribute, or its string value" },
     attribute: { type: ['string', 'null'], maxLength: 100, default: null },
+    transforms: {
+      type: 'array',
+      maxItems: 8,
+      items: fieldTransform,
+      description: '`trim`, `number` (a JSON number for the item schema), `date` (ISO 8601, UTC), `absolute_url`, `regex` (`pattern`: an RE2 capture), applied in order before the item schema (`INVALID_TRANSFORM`)',
+    },
   },
 } as const;
 
@@ -139,8 +157,15 @@ export const websiteBody = {
     next_link_selector: { type: ['string', 'null'], maxLength: 500, default: null },
     load_more_selector: { type: ['string', 'null'], maxLength: 500, default: null, description: 'load_more: the button that loads more of the list' },
     page_param: { type: ['string', 'null'], maxLength: 100, default: null },
-    item_root: { type: ['string', 'null'], maxLength: 500, default: null },
+    item_root: { type: ['string', 'null'], maxLength: 500, default: null, description: 'CSS selector of one item' },
+    item_root_xpath: { type: ['string', 'null'], maxLength: 500, default: null, description: 'XPath 1.0 expression of the items (`//article[@class="job"]`), instead of `item_root`' },
     item_fields: { type: 'array', maxItems: 50, items: itemField, default: [] },
+    item_schema: {
+      type: ['object', 'null'],
+      additionalProperties: true,
+      default: null,
+      description: "JSON Schema each item is validated against after its fields' transforms (Ajv, at most 16 KiB; `pattern` in RE2 syntax; `INVALID_ITEM_SCHEMA`): an item that fails it is kept with its `errors` and counted (`items_invalid`), never dropped",
+    },
     include_patterns: patterns,
     exclude_patterns: patterns,
     same_host: { type: 'boolean', default: true },

@@ -46,10 +46,10 @@ export const crawlBodySchema = {
     dedupe: dedupeProperty,
     formats: {
       type: 'array',
-      items: { type: 'string', enum: ['html', 'text', 'markdown', 'screenshot', 'pdf'] },
+      items: { type: 'string', enum: ['html', 'text', 'markdown', 'screenshot', 'pdf', 'metadata'] },
       uniqueItems: true,
-      maxItems: 5,
-      description: 'content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`).',
+      maxItems: 6,
+      description: 'content to keep of each HTML page in the content store: `html` (the body as fetched), `text` (main content, boilerplate removed), `markdown`, `screenshot` (a PNG of the rendered page) and `pdf` (these two render the page in Chromium), `metadata` (its structured data as JSON: title, description, language, canonical, OpenGraph, Twitter card, JSON-LD, microdata); read back with `GET /jobs/{id}/pages/{fetch_id}/content`. Default none. A schedule keeps them for every run; its runs are then compared page by page (`GET /jobs/{id}/changes`).',
     },
     content_retention: {
       type: 'integer',

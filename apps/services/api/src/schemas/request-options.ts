@@ -133,6 +133,17 @@ export const reachOptionProperties = {
   exclude_patterns: { ...patternList, description: "RE2 patterns a followed link must match none of (replaces the website's)" },
   scope: { type: 'string', enum: ['same_host', 'same_domain', 'any'], description: "which links are followed: the start URL's host (default), its registrable domain, or any host" },
   follow_nofollow: { type: 'boolean', description: 'follow links marked rel=nofollow (default false)' },
+  only_main_content: { type: 'boolean', description: "the `text` and `markdown` formats hold the page's main content only (Mozilla Readability: navigation, headers, footers and ads dropped); default false: the whole body without scripts and styles" },
+  downloads: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['types', 'max_bytes'],
+    properties: {
+      types: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', pattern: '^[A-Za-z0-9.+-]+/(\\*|[A-Za-z0-9.+-]+)$', maxLength: 100 }, description: 'media types of the linked files to keep (`application/pdf`, `image/*`): a link (`a`, `img`, `source`, `embed`, `object`) is fetched when its extension names one, kept when its Content-Type is one' },
+      max_bytes: { type: 'integer', minimum: 1, maximum: 104_857_600, description: "a larger file is not kept (the worker's TRAWL_DOWNLOADS_MAX_BYTES caps it too)" },
+    },
+    description: "linked files each page's fetch also fetches (as fetches of the job: robots.txt, politeness, egress rules) and keeps in the content store by their sha-256, once per hash; listed per page (`downloads` of `GET /jobs/:id/pages`), at most 10 a page (TRAWL_DOWNLOADS_MAX_PER_PAGE)",
+  },
 } as const;
 
 /** A website's reach options: include/exclude patterns are the website's own fields already. */

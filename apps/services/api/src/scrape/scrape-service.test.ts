@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.ts';
-import { checkFormats, mapLinks } from './scrape-service.ts';
+import { answerMetadata, checkFormats, mapLinks } from './scrape-service.ts';
 
 describe('checkFormats', () => {
   it('keeps known formats once, in order', () => {
@@ -39,5 +39,17 @@ describe('mapLinks', () => {
     expect(mapLinks(found, { root: 'https://www.a.example/', limit: 100, subdomains: true })).toContain('https://blog.a.example/post');
     expect(mapLinks(found, { root: 'https://a.example/', search: 'PRIC', limit: 100, subdomains: false })).toEqual(['https://a.example/Pricing']);
     expect(mapLinks(found, { root: 'https://a.example/', limit: 2, subdomains: false })).toHaveLength(2);
+  });
+});
+
+describe('answerMetadata', () => {
+  it("answers the worker's stored structured data, with `social` as the OpenGraph and Twitter properties' first values", () => {
+    const stored = JSON.stringify({ title: 'Kettle', description: null, language: 'en', canonical: null, open_graph: { 'og:image': ['a.jpg', 'b.jpg'] }, twitter: { 'twitter:card': 'summary' }, json_ld: [{ '@type': 'Product' }], json_ld_invalid: 0, microdata: [] });
+    expect(answerMetadata(stored, '<title>ignored</title>')).toMatchObject({ title: 'Kettle', language: 'en', social: { 'og:image': 'a.jpg', 'twitter:card': 'summary' }, json_ld: [{ '@type': 'Product' }] });
+  });
+
+  it('reads the stored HTML\'s head when no structured data was stored, and gives nulls without either', () => {
+    expect(answerMetadata(null, '<html lang="de"><title>Kessel</title><meta property="og:title" content="K">')).toEqual({ title: 'Kessel', description: null, language: 'de', canonical: null, social: { 'og:title': 'K' } });
+    expect(answerMetadata('not json', null)).toEqual({ title: null, description: null, language: null, canonical: null, social: {} });
   });
 });

@@ -97,8 +97,8 @@ export class ScrapeService {
     const timeoutMs = this.checkTimeout(body.timeout_ms, this.o.config.defaultTimeoutMs);
     await this.o.urls.check(body.url, log);
     const { url, formats: _f, timeout_ms: _t, ...options } = body;
-    // The HTML is kept whatever is asked: the metadata is read from it.
-    const stored = ['html', ...formats.filter((f) => f !== 'html' && (TEXT.has(f) || BINARY.has(f)))];
+    // The HTML and the page's structured data (the worker's parse step) are kept whatever is asked: `metadata` comes with every answer.
+    const stored = ['html', 'metadata', ...formats.filter((f) => f !== 'html' && (TEXT.has(f) || BINARY.has(f)))];
     const crawl: CrawlBody = { ...options, start_urls: [url], depth: 0, max_pages: 1, sitemap: 'skip', formats: stored };
     const { jobId, outcome } = await this.run(userId, crawl, timeoutMs);
     if (!outcome) return accepted(jobId);
@@ -189,14 +189,14 @@ export class ScrapeService {
       }
     };
     const wanted = formats.filter((f) => TEXT.has(f));
-    const [html, ...texts] = await Promise.all([text('html'), ...wanted.filter((f) => f !== 'html').map((f) => text(f))]);
+    const [html, structured, ...texts] = await Promise.all([text('html'), text('metadata'), ...wanted.filter((f) => f !== 'html').map((f) => text(f))]);
     const out: Record<string, unknown> = {};
     let i = 0;
     for (const f of wanted) out[f] = f === 'html' ? html : texts[i++];
     if (formats.includes('links')) out.links = page.links;
     for (const f of formats) if (BINARY.has(f)) out[f] = hashes.has(f) ? `/jobs/${jobId}/pages/${page.fetch_id}/content?format=${f}` : null;
     const metadata: PageMetadata & Record<string, unknown> = {
-      ...(html === null ? { title: null, description: null, language: null, canonical: null, social: {} } : pageMetadata(html)),
+      ...answerMetadata(structured, html),
       status_code: page.status,
       content_type: page.content_type,
       fetch_ms: page.fetch_ms,
@@ -205,6 +205,28 @@ export class ScrapeService {
     };
     return { ...base, ok: true, status: page.status, final_url: page.final_url, fetch_id: page.fetch_id, metadata, formats: out, item_count: page.item_count };
   }
+}
+
+/**
+ * The answer's `metadata`: the page's structured data as the worker stored it (`metadata` format:
+ * OpenGraph, Twitter, JSON-LD, microdata), with `social` (the OpenGraph and Twitter properties'
+ * first values) as before; a page stored without it (a job from before, or one the read model
+ * answers for) falls back to a bounded scan of the stored HTML's head.
+ */
+export function answerMetadata(structured: string | null, html: string | null): PageMetadata & Record<string, unknown> {
+  if (structured !== null) {
+    try {
+      const m = JSON.parse(structured) as Record<string, unknown>;
+      const social: Record<string, string> = {};
+      for (const group of [m.open_graph, m.twitter]) {
+        for (const [k, v] of Object.entries((group ?? {}) as Record<string, string | string[]>)) social[k] = Array.isArray(v) ? v[0]! : v;
+      }
+      return { ...m, title: (m.title as string | null) ?? null, description: (m.description as string | null) ?? null, language: (m.language as string | null) ?? null, canonical: (m.canonical as string | null) ?? null, social };
+    } catch {
+      // A stored object that is not JSON is no metadata: the head is read instead.
+    }
+  }
+  return html === null ? { title: null, description: null, language: null, canonical: null, social: {} } : { ...pageMetadata(html) };
 }
 
 interface PageView {

@@ -14,6 +14,8 @@ export interface ItemRow {
   fields: Readonly<Record<string, string>>;
   extracted_at: Date;
   event_id: string;
+  /** Why the item fails its transforms or item schema; empty when valid (it is kept either way). */
+  errors: readonly string[];
 }
 
 export function itemKey(job_id: string, item_key: string): string {
@@ -29,5 +31,6 @@ export function itemFromEvent(e: ItemExtracted): ItemRow {
     fields: { ...e.fields },
     extracted_at: e.occurred_at,
     event_id: e.event_id,
+    errors: [...e.errors],
   };
 }

@@ -49,6 +49,12 @@ export interface JobRow {
   urls_seen: number;
   /** JobCompleted's urls_seen, kept apart so the live count can be recomputed around it. */
   completed_urls_seen: number | null;
+  /** Fetches that ended blocked, duplicates by rel=canonical, sessions replaced after a block (job-counters.ts). */
+  pages_blocked: number;
+  duplicates: number;
+  sessions_replaced: number;
+  /** Items kept with errors: a field transform or the website's item schema refused them (ItemExtracted.errors). */
+  items_invalid: number;
   error_code: string | null;
   error: string | null;
   /** The event id whose error is shown (the earliest JobFailed), for a deterministic pick. */
@@ -94,6 +100,10 @@ export function emptyJob(job_id: string): JobRow {
     bytes: 0,
     urls_seen: 0,
     completed_urls_seen: null,
+    pages_blocked: 0,
+    duplicates: 0,
+    sessions_replaced: 0,
+    items_invalid: 0,
     error_code: null,
     error: null,
     error_event_id: null,

@@ -33,6 +33,19 @@ describe('job log lines', () => {
     expect(logLine('PageFetched', { ...samples.PageFetched, canonical_url: null }).data).not.toHaveProperty('canonical_url');
   });
 
+  it('says a near-duplicate is one, and of which page', () => {
+    const near = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/a?print=1', final_url: 'https://shop.example/a?print=1', status: 200, bytes: 2048, fetch_ms: 7, item_count: 0, attempt: 1, render_mode: 'http', truncated: false, canonical_url: null, near_duplicate_of: 'https://shop.example/a' });
+    expect(near).toMatchObject({ level: 'info', msg: 'fetched https://shop.example/a?print=1 200 (2.0 KB, 7 ms, 0 items, near-duplicate of https://shop.example/a)', data: { near_duplicate_of: 'https://shop.example/a' } });
+    expect(logLine('PageFetched', { ...samples.PageFetched, near_duplicate_of: null }).data).not.toHaveProperty('near_duplicate_of');
+  });
+
+  it("says the adaptive throttle's new setting for the host, as information, with its figures in data", () => {
+    const throttle = { host: 'shop.example', delay_ms: 250, concurrency: 3 };
+    const line = logLine('PageFetched', { ...samples.PageFetched, url: 'https://shop.example/p/4', final_url: 'https://shop.example/p/4', status: 200, bytes: 100, fetch_ms: 9, item_count: 1, attempt: 1, render_mode: 'http', truncated: false, throttle });
+    expect(line).toMatchObject({ level: 'info', msg: 'fetched https://shop.example/p/4 200 (100 B, 9 ms, 1 item, throttle on shop.example: 250 ms apart, 3 in flight)', data: { throttle } });
+    expect(logLine('PageFetched', { ...samples.PageFetched, throttle: null }).data).not.toHaveProperty('throttle');
+  });
+
   it('logs a failed page as an error with its code and attempts', () => {
     const line = logLine('PageFailed', { ...samples.PageFailed, url: 'https://a.example/z', status: null, error_code: 'TIMEOUT', error_message: 'timed out after 10 s', attempts: 4 });
     expect(line).toMatchObject({ level: 'error', msg: 'failed https://a.example/z after 4 attempts: TIMEOUT timed out after 10 s' });

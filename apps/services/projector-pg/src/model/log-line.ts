@@ -84,6 +84,12 @@ export function logLine<N extends LoggedEventName>(name: N, event: EventMap[N]):
       // A duplicate by rel=canonical: its items are the canonical page's (the job's `duplicates`).
       const canonical = e.canonical_url ?? null;
       if (canonical) extras.push(`duplicate of ${canonical}`);
+      // A near-duplicate by main-text simhash (the worker's marking): the job's `near_duplicates`, `?duplicate=true`.
+      const near = e.near_duplicate_of ?? null;
+      if (near) extras.push(`near-duplicate of ${near}`);
+      // The adaptive throttle's new setting for the host, when the worker said one: the job's view reads the latest per host from here.
+      const throttle = e.throttle ?? null;
+      if (throttle) extras.push(`throttle on ${throttle.host}: ${throttle.delay_ms} ms apart, ${throttle.concurrency} in flight`);
       // What the worker had to tell the job besides the page (a proxy benched): after the page's own figures.
       const notes = e.notes ?? [];
       const said = notes.length > 0 ? `; ${notes.join('; ')}` : '';
@@ -96,6 +102,8 @@ export function logLine<N extends LoggedEventName>(name: N, event: EventMap[N]):
           items: e.item_count, links: e.links.length, depth: e.depth, render_mode: e.render_mode,
           ...(refused ? { content_refused: refused } : {}),
           ...(canonical ? { canonical_url: canonical } : {}),
+          ...(near ? { near_duplicate_of: near } : {}),
+          ...(throttle ? { throttle: { host: throttle.host, delay_ms: throttle.delay_ms, concurrency: throttle.concurrency } } : {}),
           ...(notes.length > 0 ? { notes } : {}),
         },
       };

@@ -6,6 +6,7 @@
  */
 import type { CacheReuse, PageFailed, PageFetched, RenderMode } from '@trawl/schemas';
 import { laterThan } from './job-row.ts';
+import { isBlockedPage } from './job-counters.ts';
 
 export interface PageRow {
   job_id: string;
@@ -31,6 +32,8 @@ export interface PageRow {
   content_hash: string | null;
   /** The stored formats and their hashes, `[{format, hash, bytes}]`. */
   formats: { format: string; hash: string; bytes: number }[];
+  /** The linked files kept for the page (CrawlSpec.downloads), `[{url, sha256, content_type, bytes}]`. */
+  downloads: { url: string; sha256: string; content_type: string | null; bytes: number }[];
   /** The response's validators (after a 304: the ones that hold now), for the HTTP cache. */
   etag: string | null;
   last_modified: string | null;
@@ -65,6 +68,7 @@ export function pageFromFetched(e: PageFetched): PageRow {
     event_id: e.event_id,
     content_hash: e.content_hash ?? null,
     formats: (e.formats ?? []).map(({ format, hash, bytes }) => ({ format, hash, bytes: Number(bytes) })),
+    downloads: (e.downloads ?? []).map(({ url, sha256, content_type, bytes }) => ({ url, sha256, content_type: content_type ?? null, bytes: Number(bytes) })),
     etag: e.etag ?? null,
     last_modified: e.last_modified ?? null,
     from_cache: e.from_cache ?? null,
@@ -94,6 +98,7 @@ export function pageFromFailed(e: PageFailed): PageRow {
     event_id: e.event_id,
     content_hash: null,
     formats: [],
+    downloads: [],
     etag: null,
     last_modified: null,
     from_cache: null,
@@ -112,9 +117,10 @@ export interface PageContribution {
   readonly fetched: number;
   readonly failed: number;
   readonly bytes: number;
+  readonly blocked: number;
 }
 
 export function contribution(row: PageRow | undefined): PageContribution {
-  if (!row) return { fetched: 0, failed: 0, bytes: 0 };
-  return row.ok ? { fetched: 1, failed: 0, bytes: row.bytes } : { fetched: 0, failed: 1, bytes: 0 };
+  if (!row) return { fetched: 0, failed: 0, bytes: 0, blocked: 0 };
+  return row.ok ? { fetched: 1, failed: 0, bytes: row.bytes, blocked: 0 } : { fetched: 0, failed: 1, bytes: 0, blocked: isBlockedPage(row) ? 1 : 0 };
 }

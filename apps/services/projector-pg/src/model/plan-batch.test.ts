@@ -79,6 +79,24 @@ describe('planBatch', () => {
     }
   });
 
+  it("keeps the status view's counters on the job row: blocked pages by the fetch's standing row, duplicates and replaced sessions by log line, each once", () => {
+    const page = (fetch: string, id: string, s: number, extra: Partial<typeof samples.PageFetched> = {}): ProjectableEvent => ({ name: 'PageFetched', value: { ...samples.PageFetched, job_id: JOB, fetch_id: fetch, event_id: id, occurred_at: t(s), canonical_url: null, notes: [], ...extra } });
+    const blocked = (fetch: string, id: string, s: number): ProjectableEvent => ({ name: 'PageFailed', value: { ...samples.PageFailed, job_id: JOB, fetch_id: fetch, event_id: id, occurred_at: t(s), error_code: 'TRAWL_BLOCKED' } });
+    const events = [
+      blocked('f1', 'b1', 1),
+      blocked('f2', 'b2', 2),
+      page('f2', 'p2', 3), // f2 got past the block on a fresh session: not blocked in the end
+      page('f3', 'p3', 4, { canonical_url: 'https://a.example/p', notes: ['session retired and replaced: session 1 met a block (TRAWL_BLOCKED)', 'proxy 10.0.0.1:3128 benched for 60 s'] }),
+      page('f4', 'p4', 5, { notes: ['session retired and replaced: session 0 met a block (TRAWL_BLOCKED)', 'session retired and replaced: session 2 met a block (TRAWL_BLOCKED)'] }),
+      { name: 'PageFailed', value: { ...samples.PageFailed, job_id: JOB, fetch_id: 'f5', event_id: 'x5', occurred_at: t(6), error_code: 'TRAWL_TIMEOUT' } } as ProjectableEvent,
+    ];
+    const expected = { pages_blocked: 1, duplicates: 1, sessions_replaced: 3 };
+    for (const seed of [1, 2, 3]) {
+      const m = model([...shuffled(events, seed), ...shuffled(events, seed + 10)], [1, 2]);
+      expect(m.jobs.get(JOB)).toMatchObject(expected);
+    }
+  });
+
   it('derives the status from the facts: pending, running, then the end', () => {
     const requested: ProjectableEvent = { name: 'CrawlRequested', value: { ...samples.CrawlRequested, job_id: JOB, occurred_at: t(0) } };
     const dispatched: ProjectableEvent = { name: 'JobDispatched', value: { ...samples.JobDispatched, occurred_at: t(1) } };

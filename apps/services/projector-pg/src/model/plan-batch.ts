@@ -18,6 +18,7 @@ import { itemFromEvent, itemKey, type ItemRow } from './item-row.ts';
 import { firstOccurrences } from './event-identity.ts';
 import { cacheKey, cacheRowOf, isCacheable, pickCacheRow, type CacheRow } from './cache-row.ts';
 import { isLogged, logLine, type JobEventName, type LoggedEventName, type LogLevel } from './log-line.ts';
+import { logLineCounters } from './job-counters.ts';
 
 /** What planBatch needs to know of an event: its type and body (a DecodedEvent fits). */
 export type ProjectableEvent = Pick<DecodedEvent, 'name' | 'value'>;
@@ -155,6 +156,7 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
           job.pages_fetched += now.fetched - was.fetched;
           job.pages_failed += now.failed - was.failed;
           job.bytes += now.bytes - was.bytes;
+          job.pages_blocked += now.blocked - was.blocked;
           pages.set(key, winner);
         }
         job.first_page_at = minDate(job.first_page_at, v.occurred_at);
@@ -165,12 +167,16 @@ export function planBatch(stored: StoredState, events: readonly ProjectableEvent
         const row = itemFromEvent(v as EventMap['ItemExtracted']);
         items.set(itemKey(row.job_id, row.item_key), row);
         job.items_extracted += 1;
+        if (row.errors.length > 0) job.items_invalid += 1;
         break;
       }
     }
     job.updated_at = maxDate(job.updated_at, v.occurred_at)!;
     if (isLogged(e.name)) {
       const line = logLine(e.name, v as EventMap[LoggedEventName]);
+      const counted = logLineCounters(e.name, line.data);
+      job.duplicates += counted.duplicates;
+      job.sessions_replaced += counted.sessions_replaced;
       job.log_seq += 1;
       log.push({ job_id: v.job_id, seq: job.log_seq, ts: v.occurred_at, level: line.level, msg: line.msg, event: e.name, event_id: v.event_id, data: line.data });
     }

@@ -33,6 +33,7 @@ import { bulkUpsert, type Column } from '../sql/bulk-upsert.ts';
 import { copyRows } from '../sql/copy-rows.ts';
 import { CACHE_COLUMNS, ITEM_COLUMNS, JOB_COLUMNS, LOG_COLUMNS, PAGE_COLUMNS } from '../sql/row-columns.ts';
 import { CACHEABLE_SQL } from '../model/cache-row.ts';
+import { BLOCKED_PAGE_SQL, LOG_COUNTERS_SQL } from '../model/job-counters.ts';
 import { ident, type TableSet } from '../sql/tables.ts';
 import type { ProjectedTopics } from '@trawl/streams';
 import { refusedStageRow } from './replay-failure.ts';
@@ -219,16 +220,20 @@ export class BulkBuilder {
 
       await bulkUpsert(client, t.jobs, JOB_COLUMNS, [...this.jobs.values()].map((j) => settle(j)));
       await client.query(`UPDATE ${ident(t.jobs)} j SET
-          pages_fetched = a.fetched, pages_failed = a.failed, bytes = a.bytes
+          pages_fetched = a.fetched, pages_failed = a.failed, bytes = a.bytes, pages_blocked = a.blocked
         FROM (SELECT job_id, count(*) FILTER (WHERE ok) AS fetched, count(*) FILTER (WHERE NOT ok) AS failed,
-                     coalesce(sum(bytes) FILTER (WHERE ok), 0) AS bytes
+                     coalesce(sum(bytes) FILTER (WHERE ok), 0) AS bytes, count(*) FILTER (WHERE ${BLOCKED_PAGE_SQL}) AS blocked
               FROM ${ident(t.pages)} GROUP BY job_id) a
         WHERE j.job_id = a.job_id`);
       // updated_at: the latest of a job's applied events, every one of which is a log line or an item.
-      await client.query(`UPDATE ${ident(t.jobs)} j SET items_extracted = a.n, updated_at = greatest(j.updated_at, a.last)
-        FROM (SELECT job_id, count(*) AS n, max(extracted_at) AS last FROM ${ident(t.items)} GROUP BY job_id) a WHERE j.job_id = a.job_id`);
-      await client.query(`UPDATE ${ident(t.jobs)} j SET log_seq = a.n, updated_at = greatest(j.updated_at, a.last), first_page_at = a.first_page
-        FROM (SELECT job_id, count(*) AS n, max(ts) AS last, min(ts) FILTER (WHERE event IN ('PageFetched', 'PageFailed')) AS first_page
+      await client.query(`UPDATE ${ident(t.jobs)} j SET items_extracted = a.n, items_invalid = a.invalid, updated_at = greatest(j.updated_at, a.last)
+        FROM (SELECT job_id, count(*) AS n, count(*) FILTER (WHERE jsonb_array_length(errors) > 0) AS invalid, max(extracted_at) AS last
+              FROM ${ident(t.items)} GROUP BY job_id) a WHERE j.job_id = a.job_id`);
+      // The log's counters (job-counters.ts) with it: duplicates and sessions replaced are counted by line.
+      await client.query(`UPDATE ${ident(t.jobs)} j SET log_seq = a.n, updated_at = greatest(j.updated_at, a.last), first_page_at = a.first_page,
+          duplicates = a.duplicates, sessions_replaced = a.sessions_replaced
+        FROM (SELECT job_id, count(*) AS n, max(ts) AS last, min(ts) FILTER (WHERE event IN ('PageFetched', 'PageFailed')) AS first_page,
+                     ${LOG_COUNTERS_SQL.duplicates} AS duplicates, ${LOG_COUNTERS_SQL.sessions_replaced} AS sessions_replaced
               FROM ${ident(t.log)} GROUP BY job_id) a WHERE j.job_id = a.job_id`);
       // settle()'s urls_seen, now that the counters are known.
       await client.query(`UPDATE ${ident(t.jobs)} SET urls_seen = coalesce(completed_urls_seen, pages_fetched + pages_failed)`);

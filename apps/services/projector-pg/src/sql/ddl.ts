@@ -46,6 +46,10 @@ export function tableDdl(t: TableSet): string {
       bytes bigint NOT NULL DEFAULT 0,
       urls_seen int NOT NULL DEFAULT 0,
       completed_urls_seen int,
+      pages_blocked int NOT NULL DEFAULT 0,
+      duplicates int NOT NULL DEFAULT 0,
+      sessions_replaced int NOT NULL DEFAULT 0,
+      items_invalid int NOT NULL DEFAULT 0,
       error_code text,
       error text,
       error_event_id text,
@@ -75,6 +79,7 @@ export function tableDdl(t: TableSet): string {
       event_id text NOT NULL,
       content_hash text,
       formats jsonb NOT NULL DEFAULT '[]',
+      downloads jsonb NOT NULL DEFAULT '[]',
       etag text,
       last_modified text,
       from_cache text CHECK (from_cache IN ('not_modified', 'max_age'))
@@ -87,7 +92,8 @@ export function tableDdl(t: TableSet): string {
       url text NOT NULL,
       fields jsonb NOT NULL,
       extracted_at timestamptz NOT NULL,
-      event_id text NOT NULL
+      event_id text NOT NULL,
+      errors jsonb NOT NULL DEFAULT '[]'
     );
 
     CREATE TABLE ${log} (
@@ -137,12 +143,15 @@ export function indexDdl(t: TableSet): string {
   const jobs = ident(t.jobs);
   const pages = ident(t.pages);
   const items = ident(t.items);
+  const log = ident(t.log);
+  // The adaptive throttle's settings a job's view shows (PageFetched.throttle, at most 100 lines per job and worker): found without reading the job's other lines.
   return `
     CREATE INDEX ON ${jobs} (user_id, requested_at DESC);
     CREATE INDEX ON ${jobs} (status, updated_at DESC);
     CREATE INDEX ON ${jobs} (schedule_id) WHERE schedule_id IS NOT NULL;
     CREATE INDEX ON ${pages} (job_id, fetched_at);
     CREATE INDEX ON ${items} (job_id, extracted_at);
+    CREATE INDEX ON ${log} (job_id, seq) WHERE event = 'PageFetched' AND data ? 'throttle';
   `;
 }
 

@@ -17,6 +17,7 @@ export const JOB_COLUMNS: readonly Column<JobRow>[] = [
   col('cancelled_at', 'timestamptz'), col('cancel_reason', 'text'),
   col('paused_at', 'timestamptz'), col('resumed_at', 'timestamptz'), col('retry_of', 'text'), col('pages_fetched', 'int'), col('pages_failed', 'int'),
   col('items_extracted', 'int'), col('bytes', 'bigint'), col('urls_seen', 'int'), col('completed_urls_seen', 'int'),
+  col('pages_blocked', 'int'), col('duplicates', 'int'), col('sessions_replaced', 'int'), col('items_invalid', 'int'),
   col('error_code', 'text'), col('error', 'text'), col('error_event_id', 'text'), col('log_seq', 'int'), col('updated_at', 'timestamptz'),
 ];
 
@@ -26,6 +27,7 @@ export const PAGE_COLUMNS: readonly Column<PageRow>[] = [
   col('links_count', 'int'), col('item_count', 'int'), col('ok', 'bool'), col('truncated', 'bool'), col('error_code', 'text'),
   col('error_message', 'text'), col('attempts', 'int'), col('fetched_at', 'timestamptz'), col('event_id', 'text'),
   col('content_hash', 'text'), col('formats', 'jsonb'), col('etag', 'text'), col('last_modified', 'text'), col('from_cache', 'text'),
+  col('downloads', 'jsonb'),
 ];
 
 export const CACHE_COLUMNS: readonly Column<CacheRow>[] = [
@@ -36,7 +38,7 @@ export const CACHE_COLUMNS: readonly Column<CacheRow>[] = [
 
 export const ITEM_COLUMNS: readonly Column<ItemRow>[] = [
   col('job_id', 'text'), col('item_key', 'text'), col('fetch_id', 'text'), col('url', 'text'), col('fields', 'jsonb'),
-  col('extracted_at', 'timestamptz'), col('event_id', 'text'),
+  col('extracted_at', 'timestamptz'), col('event_id', 'text'), col('errors', 'jsonb'),
 ];
 
 export const LOG_COLUMNS: readonly Column<LogRow>[] = [
@@ -86,6 +88,10 @@ export function jobFromDb(r: DbRow): JobRow {
     bytes: num(r.bytes),
     urls_seen: num(r.urls_seen),
     completed_urls_seen: numOrNull(r.completed_urls_seen),
+    pages_blocked: num(r.pages_blocked),
+    duplicates: num(r.duplicates),
+    sessions_replaced: num(r.sessions_replaced),
+    items_invalid: num(r.items_invalid),
     error_code: str(r.error_code),
     error: str(r.error),
     error_event_id: str(r.error_event_id),
@@ -117,6 +123,7 @@ export function pageFromDb(r: DbRow): PageRow {
     event_id: String(r.event_id),
     content_hash: str(r.content_hash),
     formats: (r.formats ?? []) as PageRow['formats'],
+    downloads: (r.downloads ?? []) as PageRow['downloads'],
     etag: str(r.etag),
     last_modified: str(r.last_modified),
     from_cache: (str(r.from_cache) as PageRow['from_cache']) ?? null,

@@ -9,11 +9,11 @@ import { Registry } from 'prom-client';
 import { mayRaisePriority, ParsePool } from './parse-pool.ts';
 
 const spec = (overrides: Partial<CrawlSpec>): CrawlSpec => ({ ...samples.FetchRequested.spec!, include_patterns: [], exclude_patterns: [], allowed_hosts: [], ...overrides });
-const jobsPage = spec({ item_root: '.job', item_fields: [{ name: 'title', selector: 'h2', attribute: null }, { name: 'link', selector: 'a', attribute: 'href' }], next_link_selector: 'a.next', pagination_type: 'next_link' });
+const jobsPage = spec({ item_root: '.job', item_fields: [{ name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] }, { name: 'link', selector: 'a', attribute: 'href', xpath: null, transforms: [] }], next_link_selector: 'a.next', pagination_type: 'next_link' });
 const listing = '<html><body>' + Array.from({ length: 20 }, (_, i) => `<div class="job"><h2>Job ${i}</h2><a href="/jobs/${i}">more</a></div>`).join('') + '<a class="next" href="/?page=2">next</a></body></html>';
 /** A selector the API lets through whose cost grows with the square of a list: 40,000 siblings take seconds. */
 const slowPage = '<html><body><div>' + '<b>x</b>'.repeat(40_000) + '</div></body></html>';
-const slowSpec = spec({ item_root: 'b:nth-last-child(3)', item_fields: [{ name: 't', selector: '', attribute: null }] });
+const slowSpec = spec({ item_root: 'b:nth-last-child(3)', item_fields: [{ name: 't', selector: '', attribute: null, xpath: null, transforms: [] }] });
 
 const job = (html: string, s: CrawlSpec, jobId: string): ParseJob => ({ html, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', jobId, spec: s, limits: DEFAULT_PARSE_LIMITS });
 
@@ -25,7 +25,7 @@ describe('ParsePool', () => {
   it('gives what parsePage gives in-line', async () => {
     const threaded = await pool.parse(job(listing, jobsPage, 'job-a'));
     const inline = parsePage({ html: listing, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', spec: jobsPage });
-    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, canonical: inline.canonical, items: inline.items, cut: inline.cut });
+    expect(threaded).toEqual({ links: inline.links, nextPage: inline.nextPage, canonical: inline.canonical, items: inline.items, cut: inline.cut, metadata: inline.metadata, simhash: inline.simhash, downloads: inline.downloads, derived: null });
     expect(threaded.items).toHaveLength(20);
     expect(threaded.nextPage).toBe('http://jobs.test/?page=2');
   });
@@ -67,6 +67,27 @@ describe('ParsePool', () => {
     }
   });
 
+  it("threads are shared by user: one user's ten jobs do not go ahead of another user's one page", async () => {
+    // The pages' users, by their signals, as the worker's fetch slots know them (FetchSlots.turnOf).
+    const users = new WeakMap<AbortSignal, { tenant: string; job: string }>();
+    const single = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, new Registry(), (signal) => (signal ? users.get(signal) : undefined));
+    const page = (tenant: string, jobId: string) => {
+      const signal = new AbortController().signal;
+      users.set(signal, { tenant, job: jobId });
+      return { signal };
+    };
+    try {
+      const done: string[] = [];
+      const pages = Array.from({ length: 10 }, (_, i) => single.parse(job(listing, jobsPage, `many-${i}`), page('mallory', `many-${i}`)).then(() => done.push(`many-${i}`)));
+      pages.push(single.parse(job(listing, jobsPage, 'one'), page('alice', 'one')).then(() => done.push('one')));
+      await Promise.all(pages);
+      // One thread: the first page ran at once, then the other user's turn. Per job, it came last (ten jobs ahead, each never served).
+      expect(done.slice(0, 2)).toEqual(['many-0', 'one']);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('stops a parse when the page\'s own signal aborts, with its reason', async () => {
     const budget = new AbortController();
     const slow = pool.parse(job(slowPage, slowSpec, 'budgeted'), { signal: budget.signal });
@@ -75,7 +96,7 @@ describe('ParsePool', () => {
   });
 
   it('a parse over the thread\'s heap loses its thread, not the process', async () => {
-    const small = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 16, idleTimeoutMs: 1_000 }, undefined, new Registry());
+    const small = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 40, idleTimeoutMs: 1_000 }, undefined, new Registry());
     try {
       const big = '<html><body>' + '<div class="job"><h2>title</h2><a href="/x">more</a></div>'.repeat(150_000) + '</body></html>';
       await expect(small.parse(job(big, jobsPage, 'big'))).rejects.toBeInstanceOf(ParseCrashedError);
@@ -86,7 +107,7 @@ describe('ParsePool', () => {
   });
 
   it('a spec whose selectors cannot be used comes back as InvalidSpecError', async () => {
-    await expect(pool.parse(job(listing, spec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null }] }), 'invalid'))).rejects.toBeInstanceOf(InvalidSpecError);
+    await expect(pool.parse(job(listing, spec({ item_root: 'li ~ li', item_fields: [{ name: 't', selector: '', attribute: null, xpath: null, transforms: [] }] }), 'invalid'))).rejects.toBeInstanceOf(InvalidSpecError);
   });
 
   it('lowers slow parses only where it may raise their thread back (CAP_SYS_NICE)', () => {

@@ -11,15 +11,19 @@
  *   terminates the thread, a new one replaces it, and the page fails with TRAWL_PARSE_TIMEOUT.
  *   A thread's heap is capped (TRAWL_PARSE_THREAD_MEMORY_MB): a parse past it loses its thread,
  *   not the process, and the page fails with TRAWL_PARSE_CRASHED. Neither is retried.
- * - The threads are shared between jobs in turn (fair-slots.ts): a job with thousands of pages
- *   waiting does not hold every thread while another job's one page waits behind it, and a page
+ * - The threads are shared between users by fair shares, and within a user between its jobs in
+ *   turn (fair-shares.ts, the same shares as the fetch slots): a user with thousands of pages
+ *   waiting does not hold every thread while another user's one page waits behind it, and a page
  *   is only handed to piscina when a thread is free, so its time limit measures its own parse.
  * - A parse still running after SLOW_PARSE_MS (a usual page takes 1–50 ms) gives its slot back
- *   to the other jobs' pages — the pool starts another thread beside it, up to three times
+ *   to the other users' pages — the pool starts another thread beside it, up to three times
  *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
  *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
  *   process may not raise a thread's priority back (no CAP_SYS_NICE, checked at start), slow parses
- *   are not lowered: a thread left at nice 19 would parse every later page at it.
+ *   are not lowered: a thread left at nice 19 would parse every later page at it. Nice orders
+ *   threads within their scheduling group only: where Linux groups by session (autogroups), a slow
+ *   parse still takes CPU from other processes (Kafka, Postgres, other services) as a normal thread
+ *   would, bounded by the time limit.
  *
  * The main thread keeps fetching and producing while pages parse; the loop watchdog is a last
  * resort again. TRAWL_PARSE_THREADS=0 parses on the main thread (unbounded: for measurements).
@@ -31,7 +35,7 @@ import { Piscina } from 'piscina';
 import { InvalidSpecError, ParseCrashedError, ParseTimeoutError, type ParseJob, type ParseStep } from '@trawl/crawl';
 import { counterIn, defaultMetrics, liveGaugeIn, type Logger } from '@trawl/streams';
 import type { Registry } from 'prom-client';
-import { FairSlots, type SlotLease } from './fair-slots.ts';
+import { FairShares, type FairTurn, type SlotLease } from '../fair-shares.ts';
 import type { ParseAnswer, ThreadParseJob } from './parse-thread.ts';
 
 declare const __TRAWL_BUILD_DIR__: string | undefined;
@@ -95,7 +99,9 @@ export function parsePoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): P
   return {
     threads: whole('TRAWL_PARSE_THREADS', Math.max(2, availableParallelism()), 0),
     timeoutMs: whole('TRAWL_PARSE_TIMEOUT_MS', DEFAULT_PARSE_TIMEOUT_MS, 1),
-    memoryMb: whole('TRAWL_PARSE_THREAD_MEMORY_MB', DEFAULT_PARSE_THREAD_MEMORY_MB, 16),
+    // A thread's code alone (cheerio, the item schema's validator, the XPath engine) needs ~10 MiB
+    // before its first page; under 40 it may not start at all, and then no page would ever fail.
+    memoryMb: whole('TRAWL_PARSE_THREAD_MEMORY_MB', DEFAULT_PARSE_THREAD_MEMORY_MB, 40),
     idleTimeoutMs: 30_000,
   };
 }
@@ -113,7 +119,7 @@ function threadEntry(): { filename: string; execArgv?: string[] } {
 
 export class ParsePool {
   private readonly piscina: Piscina<ThreadParseJob, ParseAnswer>;
-  private readonly slots: FairSlots<string>;
+  private readonly slots: FairShares;
   private readonly stopped;
   private readonly slow;
   /** Whether slow parses are lowered in priority: only where their priority can be raised back (mayRaisePriority). */
@@ -135,6 +141,8 @@ export class ParsePool {
     readonly options: ParsePoolOptions,
     private readonly logger?: Logger,
     metrics: Registry = defaultMetrics,
+    /** A page's user and job, by its signal (FetchSlots.turnOf); a page it does not know is its job's own tenant. */
+    private readonly turnOf: (signal: AbortSignal | undefined) => FairTurn | undefined = () => undefined,
   ) {
     if (options.threads < 1) throw new RangeError('a ParsePool needs at least one thread; with 0, parse in-line');
     const maxThreads = options.threads * 3;
@@ -149,18 +157,19 @@ export class ParsePool {
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },
       workerData: { stamps: this.stamps },
     });
-    this.slots = new FairSlots<string>(options.threads, options.threads * 2);
+    this.slots = new FairShares(options.threads, { maxDetached: options.threads * 2 });
     this.slow = counterIn(metrics, 'trawl_parse_slow_total', `Parses still running after ${SLOW_PARSE_MS} ms: their slot went to other pages and their thread to the lowest priority.`, []);
     this.stopped = counterIn(metrics, 'trawl_parse_stopped_total', 'Parses whose thread was stopped: past TRAWL_PARSE_TIMEOUT_MS (timeout), past TRAWL_PARSE_THREAD_MEMORY_MB or crashed (crashed).', ['reason']);
     liveGaugeIn(metrics, 'trawl_parse_threads_busy', 'Parse threads working on a page.', []).add(() => [[{}, this.slots.busy]]);
     liveGaugeIn(metrics, 'trawl_parse_queued', 'Pages fetched and waiting for a parse thread.', []).add(() => [[{}, this.slots.queued]]);
   }
 
-  /** The PageProcessor's parse step: `job` parsed on a thread, in its job's turn, within the limits. */
-  readonly parse: ParseStep = (job, options = {}) => this.slots.run(job.jobId, (lease) => this.parseNow(job, lease, options.signal), options.signal);
+  /** The PageProcessor's parse step: `job` parsed on a thread, in its user's and job's turn, within the limits. */
+  readonly parse: ParseStep = (job, options = {}) =>
+    this.slots.run(this.turnOf(options.signal) ?? { tenant: `job:${job.jobId}`, job: job.jobId }, (lease) => this.parseNow(job, lease, options.signal), options.signal);
 
   private async parseNow(job: ParseJob, lease: SlotLease, page?: AbortSignal): Promise<Extract<ParseAnswer, { ok: true }>['page']> {
-    // At most maxThreads parses hold a slot or a detached one (FairSlots), so a cell is always free.
+    // At most maxThreads parses hold a slot or a detached one (FairShares), so a cell is always free.
     const cell = this.freeCells.pop()!;
     // Not started: minus this parse's generation, which the thread swaps for its start time (parse-thread.ts).
     const generation = ++this.generation;

@@ -1,15 +1,16 @@
 /**
  * A parse thread (parse-pool.ts): parses one page with its job's rules, compiled once per job in
- * this thread. A CrawlError (a spec whose selectors or patterns cannot be used) comes back as its
+ * this thread, and derives its text and Markdown when the job keeps them (parse-work.ts). A CrawlError (a spec whose selectors or patterns cannot be used) comes back as its
  * code and message, for the pool to throw again as itself: an error's class does not cross threads.
  */
 import { readlinkSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
-import { parsePage, RulesCache, type ParseJob, type ParsedPage } from '@trawl/crawl/parse';
+import { RulesCache, type ParseJob } from '@trawl/crawl/parse';
 import { TrawlError } from '@trawl/schemas';
+import { loadDerivers, parseWork, type ParsedWork } from './parse-work.ts';
 
 export type ParseAnswer =
-  | { readonly ok: true; readonly page: Pick<ParsedPage, 'links' | 'nextPage' | 'canonical' | 'items' | 'cut'> }
+  | { readonly ok: true; readonly page: ParsedWork }
   | { readonly ok: false; readonly code: string; readonly message: string };
 
 /**
@@ -37,11 +38,13 @@ function threadId(): bigint {
 const tid = threadId();
 const rules = new RulesCache(256);
 
-export default function parseInThread(job: ThreadParseJob): ParseAnswer {
+export default async function parseInThread(job: ThreadParseJob): Promise<ParseAnswer> {
+  // The derivers are loaded by a thread's first page that needs them, before its parse is stamped
+  // as started: their load (PDF.js: ~0.4 s, seconds on a busy machine) is no page's parse time.
+  await loadDerivers(job);
   if (Atomics.compareExchange(stamps, 2 * job.cell, -job.generation, BigInt(Date.now())) === -job.generation) Atomics.store(stamps, 2 * job.cell + 1, tid);
   try {
-    const page = parsePage({ html: job.html, url: job.url, finalUrl: job.finalUrl, rules: rules.get(job.jobId, job.spec), limits: job.limits });
-    return { ok: true, page: { links: page.links, nextPage: page.nextPage, canonical: page.canonical, items: page.items, cut: page.cut } };
+    return { ok: true, page: await parseWork(job, rules) };
   } catch (err) {
     if (err instanceof TrawlError) return { ok: false, code: err.code, message: err.message };
     throw err;

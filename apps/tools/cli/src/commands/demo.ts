@@ -63,7 +63,7 @@ async function ensureDemoWebsite(api: ApiClient, url: string): Promise<string | 
       max_depth: 2,
       ...JOB_BOARD_SPEC,
       // The spec's lists are read-only; the request body's type wants arrays of its own.
-      item_fields: [...JOB_BOARD_SPEC.item_fields],
+      item_fields: JOB_BOARD_SPEC.item_fields.map((f) => ({ ...f, transforms: [...f.transforms] })),
       include_patterns: [...JOB_BOARD_SPEC.include_patterns],
       exclude_patterns: [...JOB_BOARD_SPEC.exclude_patterns],
     };

@@ -109,6 +109,10 @@ export function jobView(outlet: HTMLElement, params: Readonly<Record<string, str
         h('dt', {}, 'Finished'),
         h('dd', {}, f.time(j.timings.finished_at)),
         j.schedule_id ? [h('dt', {}, 'Schedule'), h('dd', { class: 'mono' }, j.schedule_id)] : null,
+        // adaptive_throttle: what the throttle last chose per host (the job view's `throttle`).
+        j.throttle?.length
+          ? [h('dt', {}, 'Throttle'), h('dd', { id: 'job-throttle' }, ...j.throttle.map((t) => h('div', {}, h('span', { class: 'mono' }, t.host), ` ${f.count(t.delay_ms)} ms apart, ${f.count(t.concurrency)} in flight`)))]
+          : null,
       ),
     );
     replace(errorBox, j.error ? notice('error', `${j.error.code ?? 'error'}: ${j.error.message ?? ''}`) : null);
