@@ -1,4 +1,5 @@
--- Errors by host, with the host's error rate and its most frequent kind.
+-- Errors by host, with the host's error rate and its most frequent kind (ties: the first by name,
+-- so every ClickHouse answers alike; topK's order among equal counts is the engine's own).
 -- @name errors_by_host
 -- @shape table
 -- @title Errors by host
@@ -8,7 +9,7 @@ SELECT
     uniqExactIf(event_id, ok = 0) AS dead_lettered,
     uniqExact(event_id) AS fetches,
     errors / fetches AS error_rate,
-    arrayElement(topKIf(1)(if(ok = 0, if(error_code = '', 'UNKNOWN', error_code), concat('HTTP ', toString(status))), ok = 0 OR status >= 400), 1) AS top_kind
+    arrayElement(arraySort(k -> (-countEqual(kinds, k), k), arrayDistinct(groupArrayIf(if(ok = 0, if(error_code = '', 'UNKNOWN', error_code), concat('HTTP ', toString(status))), ok = 0 OR status >= 400) AS kinds)), 1) AS top_kind
 FROM page_fetches
 PREWHERE ts >= toDateTime({from}) AND ts < toDateTime({to})
 WHERE job_id IN (SELECT job_id FROM job_events WHERE user_id IN ({user}))

@@ -4,7 +4,7 @@
  * frontier, one worker both users share, projector-pg) so that a busy machine's swings fall on both
  * sides alike. The target: beside, within 20% of alone.
  *
- *   npx tsx bench/hostile-parse.ts [--rounds 5] [--pages 600] [--hostile 3] [--siblings 40000] [--parse-timeout-ms 2000]
+ *   npm run bench:hostile-parse -w @trawl/e2e -- [--rounds 5] [--pages 600] [--hostile 3] [--siblings 40000] [--parse-timeout-ms 2000]
  *
  * Each round crawls the bystander's generated site alone, then again with `--hostile` one-page
  * crawls by the other user of pages of `--siblings` sibling elements under `b:nth-last-child(3)` (a

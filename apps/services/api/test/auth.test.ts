@@ -205,7 +205,8 @@ function errorCode(res: { json: () => { error?: { code?: string } | string; code
 
 function requestFor(route: Route, id: string, body: object = {}) {
   const hasBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
-  const url = route.url.replace(/:\w+/g, id) + (REQUIRED_QUERY[route.url] ?? '');
+  // A content hash is no id of a user's: any well-formed one, so that only ownership can refuse.
+  const url = route.url.replace(/:sha256\b/g, 'a'.repeat(64)).replace(/:\w+/g, id) + (REQUIRED_QUERY[route.url] ?? '');
   return { method: route.method as 'GET', url, ...(hasBody ? { payload: body } : {}) };
 }
 
@@ -291,7 +292,7 @@ describe("another user's ids, on every route that takes one", () => {
     // A scrape's result and Firecrawl's crawl status are a job's, by its id.
     const ids: Record<string, string> = { jobs: job, scrape: job, v1: job, v2: job, schedules: schedule.schedule_id, websites: site.id, targets: target.id, webhooks: webhook, secrets: secret.name };
     const bobsSite = (await api.app.inject({ method: 'POST', url: '/websites', headers: bob.auth, payload: { name: 'B', base_url: 'http://b.test/' } })).json();
-    const bodies: Record<string, object> = { websites: { name: 'B', base_url: 'http://b.test/' }, targets: { website_id: bobsSite.id, url_template: 'http://b.test/' }, webhooks: { active: false }, schedules: { overlap: 'allow' } };
+    const bodies: Record<string, object> = { websites: { name: 'B', base_url: 'http://b.test/' }, targets: { website_id: bobsSite.id, url_template: 'http://b.test/' }, webhooks: { active: false }, schedules: { overlap: 'allow' }, '/jobs/:id/reextract': { spec: { item_root: 'li' } } };
     const before = await aliceState();
 
     const withIds = routeList(api.app).filter((r) => r.url.includes('/:') && !PUBLIC.test(r.url));
@@ -302,7 +303,7 @@ describe("another user's ids, on every route that takes one", () => {
       if (kind === 'dead-letters') continue;
       expect(ids[kind], `no id of alice's for ${route.url}: add one to this walk`).toBeDefined();
       // A running job's log stream stays open for its owner; for another user it must be a 404 at once.
-      const res = await inject(bob, requestFor(route, ids[kind]!, bodies[kind]));
+      const res = await inject(bob, requestFor(route, ids[kind]!, bodies[route.url] ?? bodies[kind]));
       const what = `${route.method} ${route.url} → ${res.statusCode} ${res.body}`;
       if (route.method === 'PUT') {
         expect(res.statusCode, what).toBe(409);

@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
 import type { JobCompleted, JobDispatched } from '@trawl/schemas';
 import { CONFIG_MIGRATIONS, createSchedule, getSchedule, jobIdForSlot, migrate } from '@trawl/store';
-import { Pipeline } from '../src/pipeline.ts';
-import { sleep } from './chaos/support.ts';
+import { Pipeline } from '../../src/pipeline.ts';
+import { sleep } from './support.ts';
 
 /** The schedule's cadence and how long each page of the site takes to answer: a run spans several slots. */
 const EVERY_S = 3;
