@@ -136,7 +136,6 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   // What it chose is told to the job too (PageFetched.throttle), when it moved enough to be news (throttle-reports.ts).
   const throttleReports = new ThrottleReports();
   // A page's budget starts with its fetch (robots.txt and the politeness wait come first, uncharged).
-  const parseLimits = parseLimitsFromEnv();
   const contentStore = new ContentStore();
   // Pages parse on threads with a time limit each (parse/parse-pool.ts), never on this one.
   const parsePool = parsing.threads > 0 ? new ParsePool(parsing, logger, defaultMetrics, (signal) => slots.turnOf(signal)) : undefined;
@@ -154,6 +153,7 @@ export async function startWorker(logger: Logger, options: WorkerOptions = {}): 
   // Jobs' proxies (CrawlSpec.proxies, else TRAWL_PROXY_URL); their credentials open here, in memory.
   const proxies = new ProxyPools({ ...proxySettings, open: (v) => credentials.open(v), observer: proxyObserver(defaultMetrics, logger) });
   const nearDuplicateDistance = nearDuplicateDistanceFromEnv();
+  const parseLimits = { ...parseLimitsFromEnv(), similarity: nearDuplicateDistance >= 0 };
   const nearDuplicates = new NearDuplicates({ maxDistance: nearDuplicateDistance });
   const processor = new PageProcessor({
     // The wait for a tab comes before the budget's clock, like the wait for a host's politeness.

@@ -228,3 +228,13 @@ describe('parsePage: documents with many top-level nodes', () => {
     expect(page.links).toHaveLength(41);
   });
 });
+
+describe('parsePage: the similarity hash', () => {
+  const html = '<html><body><main><p>Warehouse assistant, night shifts, forklift licence a plus.</p></main></body></html>';
+  const input = { html, url: 'https://a.test/', finalUrl: 'https://a.test/', spec: testSpec() };
+
+  it('hashes the main text by default, and not at all where near-duplicate marking is off', () => {
+    expect(parsePage(input).simhash).toMatch(/^[0-9a-f]+$/);
+    expect(parsePage({ ...input, limits: { ...DEFAULT_PARSE_LIMITS, similarity: false } }).simhash).toBeNull();
+  });
+});

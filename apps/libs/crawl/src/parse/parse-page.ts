@@ -19,6 +19,8 @@ import type { Document } from 'domhandler';
 export interface ParseLimits extends LinkLimits, ItemLimits {
   /** Linked files a page's downloads fetch at most (CrawlSpec.downloads; TRAWL_DOWNLOADS_MAX_PER_PAGE). Absent: 10. */
   readonly maxDownloads?: number;
+  /** Whether pages get their similarity hash (PageFetched.simhash): off where near-duplicate marking is (TRAWL_NEAR_DUPLICATE_DISTANCE=off), which saves its per-page cost. Absent: on. */
+  readonly similarity?: boolean;
 }
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxLinks: 5_000, maxAnchors: 50_000, maxItems: 1_000, maxItemBytes: 4 * 1024 * 1024, ruleBudgetMs: 1_000, maxDownloads: 10 };
@@ -108,7 +110,7 @@ export function parsePage(input: ParsePageInput): ParsedPage {
   const nextPage = findNextPage(doc, rules, base, input.url, shown);
   const metadata = rules.spec.formats.includes('metadata') ? extractMetadata(doc, base) : null;
   const downloads = rules.spec.downloads ? downloadLinks(doc, base, rules.spec.downloads.types, limits.maxDownloads ?? 10) : [];
-  return { links, nextPage, canonical, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut), metadata, simhash: simhash(mainText(doc)), downloads };
+  return { links, nextPage, canonical, items, dropped, itemBytes: bytes, itemsCut: cut, cut: cutOf(dropped, cut), metadata, simhash: limits.similarity === false ? null : simhash(mainText(doc)), downloads };
 }
 
 const NO_ITEMS: ExtractedItems = { items: [], bytes: 0, cut: { overCount: 0, overBytes: 0 } };
