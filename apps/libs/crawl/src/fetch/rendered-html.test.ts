@@ -45,7 +45,10 @@ describe('BrowserFetcher: the rendered DOM is bounded before it reaches Node', (
     await expect(refusing.fetch(`${server.origin}/grows`, { waitForSelector: 'p.grown' })).rejects.toBeInstanceOf(BodyTooLargeError);
     const peakGrowthMb = (process.resourceUsage().maxRSS * 1024 - rssBefore) / MB;
     console.info(`rendered DOM of ${DOM_CHARS / MB} Mi characters refused in ${Math.round(performance.now() - started)} ms, Node peak RSS growth ${Math.max(0, Math.round(peakGrowthMb))} MB`);
-    expect(peakGrowthMb).toBeLessThan(48);
+    // The DOM brought into Node would cost at least twice its size (the protocol message, then its
+    // parsed string: ≥ 128 MB); what stays under half of that is the test's noise (the browser's
+    // client, the garbage of the launch before it, which getrusage's peak still holds).
+    expect(peakGrowthMb).toBeLessThan(DOM_CHARS / MB);
   }, 60_000);
 
   it('with oversize truncate: the first bytes, cut at the limit, and marked truncated', async () => {
