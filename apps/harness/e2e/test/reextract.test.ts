@@ -11,15 +11,20 @@
  * - `GET /jobs/:new/changes` (against the source by default, and with `?against=`) lists every item
  *   of the parsed pages as changed in place, the other page's as removed, that page as gone and the
  *   others unchanged (the same stored bodies);
+ * - a second re-extraction of the same job under a website's other extraction options — an XPath
+ *   item root and fields, a field transform, an item schema (Ajv) and the `metadata` format — gives
+ *   the items those rules give (an item failing the schema kept with its errors, counted in
+ *   `items_invalid`) and each page's structured data, still without a request;
  * - `trawl replay pg` rebuilds the read models to the live checksums, and the same changes.
  */
 import { randomUUID } from 'node:crypto';
 import { ContentStore, contentStoreConfig } from '@trawl/content';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { Pipeline } from '../src/pipeline.ts';
-import { freePort, trawlReplay } from './chaos/support.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import { trawlReplay } from './chaos/support.ts';
 
 const PAGES = 7;
 const DEPTH = 2;
@@ -30,26 +35,16 @@ const UNSTORED = 3;
 let site: TestSite;
 let pipeline: Pipeline;
 let store: ContentStore | undefined;
-let base: string;
-let key: string;
 const bucket = `trawl-e2e-reextract-${randomUUID().slice(0, 8)}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline, 300);
+let api: Api;
+let until: Until;
 
 beforeAll(async () => {
   site = await createTestSite({ pages: PAGES, linksPerPage: 2, itemsPerPage: ITEMS_PER_PAGE, traps: false });
   store = new ContentStore({ ...contentStoreConfig(), bucket });
   // The parse budget is not under test: several pipelines may share this machine's cores.
-  pipeline = await Pipeline.start({ env: { TRAWL_S3_BUCKET: bucket, TRAWL_PARSE_TIMEOUT_MS: '30000' } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('reextractor');
+  ({ pipeline, api, until } = await startApiPipeline({ env: { TRAWL_S3_BUCKET: bucket, TRAWL_PARSE_TIMEOUT_MS: '30000' }, users: ['reextractor'], pollMs: 300 }));
 }, 240_000);
 
 afterAll(async () => {
@@ -135,6 +130,41 @@ it('re-extracts a crawl under a fixed selector without a single request to the s
     }
   }
   // Still not a single request.
+  expect(site.accessLog.entries()).toEqual([]);
+
+  // A second re-extraction under XPath rules, a transform, an item schema and the metadata format:
+  // each page's second item (n = 2) fails the schema's maximum and is kept with its errors.
+  const xpathSpec = {
+    item_root_xpath: '//article[@class="item"]',
+    item_fields: [
+      { name: 'title', xpath: 'normalize-space(.//h2)' },
+      { name: 'n', xpath: './/h2', transforms: [{ type: 'regex', pattern: '^Item (\\d+)' }, { type: 'number' }] },
+    ],
+    item_schema: { type: 'object', required: ['title', 'n'], properties: { n: { type: 'number', maximum: 1 } } },
+    formats: ['metadata'],
+  };
+  const typed = await api('POST', `/jobs/${source}/reextract`, { spec: xpathSpec });
+  expect(typed.status, JSON.stringify(typed.body)).toBe(200);
+  const typedJob = typed.body.job_id as string;
+  const third = await finished(typedJob, parsedItems);
+  expect(third.counters).toMatchObject({ pages_fetched: PAGES - 1, pages_failed: 1, items_extracted: parsedItems, items_invalid: PAGES - 1 });
+  type TypedItem = Item & { errors: string[] };
+  const typedItems = (await itemsOf(typedJob)) as TypedItem[];
+  expect(typedItems).toHaveLength(parsedItems);
+  for (const item of typedItems) {
+    const [, n, page] = /^Item (\d+) of page (\d+)$/.exec(item.fields.title ?? '') ?? [];
+    expect(n, JSON.stringify(item)).toBeDefined();
+    expect(String(item.fields.n)).toBe(n);
+    expect(item.url).toBe(site.urlOf(Number(page)));
+    if (n === '1') expect(item.errors, JSON.stringify(item)).toEqual([]);
+    else expect(item.errors.join(' '), JSON.stringify(item)).toMatch(/maximum|<= 1/);
+  }
+  const typedPages = (await api('GET', `/jobs/${typedJob}/pages?limit=100`)).body.pages as { url: string; fetch_id: string; ok: boolean }[];
+  for (const p of typedPages.filter((x) => x.ok)) {
+    const metadata = await api('GET', `/jobs/${typedJob}/pages/${p.fetch_id}/content?format=metadata`);
+    expect(metadata.status, p.url).toBe(200);
+    expect(metadata.body.title).toMatch(/^Page \d+$/);
+  }
   expect(site.accessLog.entries()).toEqual([]);
 
   // projector-pg's read models rebuilt from the log equal the live ones, and give the same changes.

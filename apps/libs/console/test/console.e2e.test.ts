@@ -334,6 +334,73 @@ describe('the console', () => {
     }
   }, 300_000);
 
+  it('scrapes one URL from the Scrape page and shows each format and the items as text, never as markup', async () => {
+    // A page whose content is hostile three ways: markup shown as text (in its Markdown), an
+    // onerror= in its HTML, a <script> closer inside its JSON-LD (in its metadata).
+    const hostile = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        '<!doctype html><html lang="en"><head><title>Scrape me</title><meta property="og:title" content="OG &lt;b&gt;title&lt;/b&gt;">' +
+          '<script type="application/ld+json">{"@type":"Product","name":"<\\/script><img src=x onerror=\\"window.__pwned = 5\\">"}</script></head>' +
+          '<body><main><h1>Scrape me</h1><pre><code>&lt;script&gt;window.__pwned = 3&lt;/script&gt;</code></pre><img src="x" onerror="window.__pwned = 4"><a href="/next">next</a></main></body></html>',
+      );
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
+    const origin = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+    const shown = async (format: string): Promise<string> => {
+      await clickLive(`[data-scrape-format="${format}"]`);
+      await page.waitForSelector(`#scrape-body[data-shown="${format}"]`);
+      return page.$eval('#scrape-body', (el) => el.textContent ?? '');
+    };
+    try {
+      await signIn(aliceKey);
+      await page.click('a[data-route="scrape"]');
+      await page.waitForSelector('#scrape-form');
+      await page.type('#scrape-url', `${origin}/`);
+      // markdown, links and metadata are ticked already.
+      await page.click('#scrape-format-html');
+      await page.click('#scrape-format-text');
+      const started = Date.now();
+      await page.click('#scrape-submit');
+      await page.waitForSelector('#scrape-result[data-job-id]', { timeout: 60_000 });
+      timings.console_scrape_ms = Date.now() - started;
+      const scrapeJob = await page.$eval('#scrape-result', (el) => (el as HTMLElement).dataset.jobId!);
+      expect(await page.$eval('#scrape-job', (el) => el.getAttribute('href'))).toBe(`#/jobs/${scrapeJob}`);
+      expect((await stack.api(aliceKey, 'GET', `/jobs/${scrapeJob}/status`)).status).toBe(200);
+      expect(await page.$$eval('[data-scrape-format]', (els) => els.map((el) => (el as HTMLElement).dataset.scrapeFormat))).toEqual(['markdown', 'html', 'text', 'links', 'metadata']);
+      expect(await shown('markdown')).toContain('<script>window.__pwned = 3</script>');
+      expect(await shown('html')).toContain('onerror="window.__pwned = 4"');
+      expect(await shown('text')).toContain('Scrape me');
+      await shown('links');
+      expect(await page.$$eval('#scrape-body li', (els) => els.map((el) => el.textContent))).toContain(`${origin}/next`);
+      const metadata = JSON.parse(await shown('metadata')) as { title: string; json_ld: { name: string }[] };
+      expect(metadata.title).toBe('Scrape me');
+      expect(metadata.json_ld[0]!.name).toContain('onerror=');
+      // Not one element of the page's own made it into the console, nor ran.
+      expect(await page.$$eval('#scrape-result script, #scrape-result img, #scrape-result b', (els) => els.length)).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      shots.push(await screenshot(page, '11-scrape'));
+
+      // With a spider: the scrape's items, from its job.
+      await page.$eval('#scrape-url', (el) => ((el as HTMLInputElement).value = ''));
+      await page.type('#scrape-url', site.home);
+      await page.select('#scrape-spider', spider);
+      await page.click('#scrape-submit');
+      await page.waitForFunction((previous) => {
+        const el = document.querySelector<HTMLElement>('#scrape-result');
+        return el?.dataset.jobId !== undefined && el.dataset.jobId !== previous;
+      }, { timeout: 60_000 }, scrapeJob);
+      await clickLive('[data-scrape-format="items"]');
+      await page.waitForSelector('#scrape-body[data-loaded="items"]', { timeout: 20_000 });
+      expect(await page.$$eval('#scrape-items tbody tr', (rows) => rows.length)).toBeGreaterThan(0);
+      expect(await page.$eval('[data-scrape-format="items"]', (el) => el.textContent)).toBe('items');
+      shots.push(await screenshot(page, '12-scrape-items'));
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((r) => hostile.close(r));
+    }
+  }, 180_000);
+
   it("shows another user none of it", async () => {
     await page.click('#sign-out');
     await page.waitForSelector('#login-form');

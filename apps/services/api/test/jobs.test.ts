@@ -168,9 +168,29 @@ describe('GET /jobs/:id/items', () => {
     expect(res.headers['content-type']).toMatch(/text\/csv/);
     expect(res.headers['content-disposition']).toContain(`items-${id}.csv`);
     const lines = res.body.split('\r\n');
-    expect(lines[0]).toBe('item_key,url,extracted_at,company,salary,title');
-    expect(lines[1]).toBe('k0000,http://a.test/i0,2030-01-01T00:00:00.000Z,Acme,,"Senior, ""Go"" dev"');
-    expect(lines[2]).toBe("k0001,http://a.test/i1,2030-01-01T00:00:01.000Z,,100k,'=cmd()");
+    expect(lines[0]).toBe('item_key,url,extracted_at,errors,company,salary,title');
+    expect(lines[1]).toBe('k0000,http://a.test/i0,2030-01-01T00:00:00.000Z,,Acme,,"Senior, ""Go"" dev"');
+    expect(lines[2]).toBe("k0001,http://a.test/i1,2030-01-01T00:00:01.000Z,,,100k,'=cmd()");
+  });
+
+  it("writes an item's schema errors in the CSV as the JSON array the other formats carry, blank when valid", async () => {
+    const { user, auth } = await api.user();
+    const id = await seedJob(api.db.pool, { user_id: user });
+    await seedItems(api.db.pool, id, items);
+    // Messages as the item schema gives them: a comma, a quote, a semicolon inside one.
+    const errors = ['/salary must be number', '/title must match pattern "^[A-Z];x,y$"'];
+    await api.db.pool.query(`UPDATE job_items SET errors = $2 WHERE job_id = $1 AND item_key = 'k0001'`, [id, JSON.stringify(errors)]);
+    const res = await get(`/jobs/${id}/items?format=csv`, auth);
+    const lines = res.body.split('\r\n');
+    expect(lines[0]).toBe('item_key,url,extracted_at,errors,company,salary,title');
+    expect(lines[1]).toBe('k0000,http://a.test/i0,2030-01-01T00:00:00.000Z,,Acme,,"Senior, ""Go"" dev"');
+    expect(lines[2]).toBe(`k0001,http://a.test/i1,2030-01-01T00:00:01.000Z,"${JSON.stringify(errors).replace(/"/g, '""')}",,100k,'=cmd()`);
+    // The cell parses back to the same list.
+    const cell = /^[^,]*,[^,]*,[^,]*,"((?:[^"]|"")*)"/.exec(lines[2]!)![1]!.replace(/""/g, '"');
+    expect(JSON.parse(cell)).toEqual(errors);
+    // Filtered to the invalid items, as the JSON pages are.
+    const invalid = (await get(`/jobs/${id}/items?format=csv&valid=false`, auth)).body.split('\r\n').filter(Boolean);
+    expect(invalid.map((l) => l.split(',')[0])).toEqual(['item_key', 'k0001']);
   });
 
   it('streams a large export in batches', async () => {

@@ -53,6 +53,13 @@ describe('POST /jobs/:id/reextract', () => {
     expect(await code(`/jobs/${mine}/reextract`, { spec: { item_root: 'a ~ b' } })).toEqual([400, 'UNSUPPORTED_SELECTOR']);
     expect(await code(`/jobs/${mine}/reextract`, { spec: {} }), 'empty').toEqual([400, 'VALIDATION_FAILED']);
     expect(await code(`/jobs/${mine}/reextract`, { spec: { formats: ['screenshot'] } })).toEqual([400, 'VALIDATION_FAILED']);
+    // The website checks and bounds, run on the spec the job would carry: XPath, transforms, item schema.
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_root_xpath: '//li/following::a' } })).toEqual([400, 'UNSUPPORTED_SELECTOR']);
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_root_xpath: '//li[' } })).toEqual([400, 'VALIDATION_FAILED']);
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_root: 'li', item_root_xpath: '//li' } }), 'two roots').toEqual([400, 'VALIDATION_FAILED']);
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_fields: [{ name: 't', xpath: './/h2', transforms: [{ type: 'regex' }] }] } })).toEqual([400, 'INVALID_TRANSFORM']);
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_schema: { type: 'object', properties: { t: { type: 'text' } } } } })).toEqual([400, 'INVALID_ITEM_SCHEMA']);
+    expect(await code(`/jobs/${mine}/reextract`, { spec: { item_schema: { type: 'object', description: 'x'.repeat(17 * 1024) } } }), 'over 16 KiB').toEqual([400, 'INVALID_ITEM_SCHEMA']);
     expect(api.emitted.length).toBe(before);
   });
 
@@ -72,6 +79,33 @@ describe('POST /jobs/:id/reextract', () => {
     expect({ job_id: again.job_id, cached: again.cached }).toEqual({ job_id: body.job_id, cached: true });
     // Other rules are another re-extraction.
     expect((await post(`/jobs/${source}/reextract`, auth, { spec: { ...FIXED, formats: ['markdown'] } })).json().job_id).not.toBe(body.job_id);
+  });
+
+  it('carries an XPath item root and fields, an item schema and the metadata format to the new job, as a website would', async () => {
+    const { user, auth } = await api.user();
+    const source = await finishedJob(user, 2);
+    const schema = { type: 'object', required: ['title', 'price'], properties: { price: { type: 'number' } } };
+    const spec = {
+      item_root_xpath: '//article[@class="item"]',
+      item_fields: [{ name: 'title', xpath: 'normalize-space(.//h2)' }, { name: 'price', selector: '.price', transforms: [{ type: 'number' }] }],
+      item_schema: schema,
+      formats: ['metadata'],
+    };
+    const res = await post(`/jobs/${source}/reextract`, auth, { spec });
+    expect(res.statusCode, res.body).toBe(200);
+    const dispatched = api.sent.find((e) => e.name === 'JobDispatched' && e.body.job_id === res.json().job_id)!.body as { spec: Record<string, unknown> };
+    expect(dispatched.spec).toMatchObject({
+      reextract_of: source,
+      // The source's CSS root gives way to the XPath one.
+      item_root: null,
+      item_root_xpath: '//article[@class="item"]',
+      item_fields: [
+        { name: 'title', selector: '', xpath: 'normalize-space(.//h2)', attribute: null, transforms: [] },
+        { name: 'price', selector: '.price', xpath: null, attribute: null, transforms: [{ type: 'number', pattern: null }] },
+      ],
+      formats: ['metadata'],
+    });
+    expect(JSON.parse(dispatched.spec.item_schema as string)).toEqual(schema);
   });
 });
 

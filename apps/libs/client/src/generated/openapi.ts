@@ -345,7 +345,7 @@ export interface paths {
         put?: never;
         /**
          * A new job that parses a finished job's stored pages again under new extraction rules, without fetching any; its changes against the job at `changes_url`
-         * @description The source job's fetched pages are parsed again from the bodies it stored (it asked for `formats` or `store_in_cache`, or the HTTP cache holds the URL), at their depths, following no link: the site gets no request. A page without a stored body fails `TRAWL_NOT_STORED` in the new job. Rules left out of `spec` stay the source job's; the crawl's request options (headers, cookies, proxies, sessions, login, actions) are not carried over. Counted in the quotas as a job of as many pages as the source fetched.
+         * @description The source job's fetched pages are parsed again from the bodies it stored (it asked for `formats` or `store_in_cache`, or the HTTP cache holds the URL), at their depths, following no link: the site gets no request. A page without a stored body fails `TRAWL_NOT_STORED` in the new job. Rules left out of `spec` stay the source job's; those given (CSS or XPath items, transforms, an `item_schema`, the `metadata` format) are checked and bounded as a website's are. The crawl's request options (headers, cookies, proxies, sessions, login, actions) are not carried over. Counted in the quotas as a job of as many pages as the source fetched.
          */
         post: operations["reextractJob"];
         delete?: never;
@@ -3443,7 +3443,7 @@ export interface operations {
     listJobItems: {
         parameters: {
             query?: {
-                /** @description `json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`) */
+                /** @description `json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`). The CSV's columns: `item_key`, `url`, `extracted_at`, `errors` (the item's `errors` as a JSON array, blank when valid), then the union of the items' field names */
                 format?: "json" | "ndjson" | "csv";
                 limit?: number;
                 /** @description opaque; `next_cursor` of the previous page */
@@ -3632,10 +3632,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the extraction rules that replace the job's (the rules left out stay the job's): a website's `item_root` and `item_fields` (checked as a website's are), the content `formats` made again from the stored bodies, `only_main_content` */
+                    /** @description the extraction rules that replace the job's (the rules left out stay the job's): a website's `item_root` or `item_root_xpath`, `item_fields` (CSS or XPath, with transforms) and `item_schema`, checked and bounded as a website's are; the content `formats` made again from the stored bodies (`metadata`: the pages' structured data); `only_main_content`. Giving one item root clears the job's other kind */
                     spec: {
                         /** @description CSS selector of one item */
                         item_root?: string | null;
+                        /** @description XPath 1.0 expression of the items (`//article[@class="job"]`), instead of `item_root` */
+                        item_root_xpath?: string | null;
                         item_fields?: {
                             name: string;
                             /** @description CSS selector inside the item root; empty for the root itself */
@@ -3652,8 +3654,12 @@ export interface operations {
                                 pattern?: string | null;
                             }[];
                         }[];
-                        /** @description content formats kept of each page (a browser's `screenshot` and `pdf` cannot be made from a stored body) */
-                        formats?: ("html" | "text" | "markdown")[];
+                        /** @description JSON Schema each item is validated against after its fields' transforms (Ajv, at most 16 KiB; `pattern` in RE2 syntax; `INVALID_ITEM_SCHEMA`): an item that fails it is kept with its `errors` and counted (`items_invalid`), never dropped */
+                        item_schema?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description content formats kept of each page: `html`, `text`, `markdown`, `metadata` (title, OpenGraph, JSON-LD, microdata) (a browser's `screenshot` and `pdf` cannot be made from a stored body) */
+                        formats?: ("html" | "text" | "markdown" | "metadata")[];
                         /** @description the text and Markdown formats hold the main content only */
                         only_main_content?: boolean;
                     };
@@ -3696,7 +3702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED, UNSUPPORTED_SELECTOR */
+            /** @description VALIDATION_FAILED, UNSUPPORTED_SELECTOR, INVALID_TRANSFORM, INVALID_ITEM_SCHEMA */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -12,6 +12,7 @@ import { loginView } from './views/login-view.ts';
 import { jobsView } from './views/jobs-view.ts';
 import { jobView } from './views/job-view.ts';
 import { newCrawlView } from './views/new-crawl-view.ts';
+import { scrapeView } from './views/scrape-view.ts';
 import { metricsView } from './views/metrics-view.ts';
 import { deadLettersView } from './views/dead-letters-view.ts';
 import { schedulesView } from './views/schedules-view.ts';
@@ -44,6 +45,7 @@ const router = new Router(layout.outlet, (name) => layout.setRoute(name))
   .add('/jobs', 'jobs', signedIn(jobsView))
   .add('/jobs/:id', 'job', signedIn(jobView))
   .add('/crawl', 'crawl', signedIn(newCrawlView))
+  .add('/scrape', 'scrape', signedIn(scrapeView))
   .add('/metrics', 'metrics', signedIn(metricsView))
   .add('/dead-letters', 'dead-letters', signedIn(deadLettersView))
   .add('/schedules', 'schedules', signedIn(schedulesView))

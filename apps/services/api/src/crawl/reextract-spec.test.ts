@@ -28,6 +28,24 @@ describe('reextractionSpec', () => {
     expect(reextractionSpec(source, SOURCE, { item_root: null }, 40).item_root).toBeNull();
   });
 
+  it('takes an XPath item root in place of the CSS one (and back), and an item schema as the JSON text specs carry', () => {
+    const xpath = reextractionSpec(source, SOURCE, { item_root_xpath: '//li[@class="item"]' }, 40);
+    expect({ css: xpath.item_root, xpath: xpath.item_root_xpath }).toEqual({ css: null, xpath: '//li[@class="item"]' });
+    const back = reextractionSpec(xpath, SOURCE, { item_root: 'li' }, 40);
+    expect({ css: back.item_root, xpath: back.item_root_xpath }).toEqual({ css: 'li', xpath: null });
+    // Both given: kept both, for the website check to refuse (check-selectors.ts).
+    expect(reextractionSpec(source, SOURCE, { item_root: 'li', item_root_xpath: '//li' }, 40)).toMatchObject({ item_root: 'li', item_root_xpath: '//li' });
+    const schema = { type: 'object', required: ['t'] };
+    expect(reextractionSpec(source, SOURCE, { item_schema: schema }, 40).item_schema).toBe(JSON.stringify(schema));
+    const kept = { ...source, item_schema: '{"type":"object"}' };
+    expect(reextractionSpec(kept, SOURCE, {}, 40).item_schema).toBe('{"type":"object"}');
+    expect(reextractionSpec(kept, SOURCE, { item_schema: null }, 40).item_schema).toBeNull();
+  });
+
+  it('makes the metadata format again from a stored body', () => {
+    expect(reextractionSpec(source, SOURCE, { formats: ['metadata', 'markdown'] }, 40).formats).toEqual(['metadata', 'markdown']);
+  });
+
   it('drops what would go to the network: request and reach options, the browser, sitemaps, the cache, browser formats', () => {
     const spec = reextractionSpec(source, SOURCE, {}, 40);
     expect(spec).toMatchObject({

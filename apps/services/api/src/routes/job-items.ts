@@ -28,9 +28,19 @@ async function* ndjson(items: AsyncIterable<ItemRow>): AsyncGenerator<string> {
   for await (const { sort_at: _position, ...item } of items) yield JSON.stringify(item) + '\n';
 }
 
+/**
+ * One line per item: its key, URL, time, `errors`, then its fields by name. `errors` is the JSON
+ * array the other formats carry (`["/price must be number"]`), empty for a valid item: an error
+ * message quotes schema paths, patterns and values, so any separator a joined form chose could
+ * appear inside one, whereas JSON parses back to the same list; and a blank cell is how a
+ * spreadsheet filters the valid items.
+ */
 async function* csv(fields: readonly string[], items: AsyncIterable<ItemRow>): AsyncGenerator<string> {
-  yield csvLine(['item_key', 'url', 'extracted_at', ...fields]);
-  for await (const item of items) yield csvLine([item.item_key, item.url, item.extracted_at, ...fields.map((f) => item.fields[f])]);
+  yield csvLine(['item_key', 'url', 'extracted_at', 'errors', ...fields]);
+  for await (const item of items) {
+    const errors = item.errors.length > 0 ? item.errors : null;
+    yield csvLine([item.item_key, item.url, item.extracted_at, errors, ...fields.map((f) => item.fields[f])]);
+  }
 }
 
 const jobItemsRoutes: FastifyPluginAsync = async (fastify) => {

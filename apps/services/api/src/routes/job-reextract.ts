@@ -13,7 +13,8 @@
  * Refused before anything is produced: a job that is not the caller's (404, as every job route), one
  * still running or whose pages are not all recorded yet (409 JOB_NOT_FINISHED: its page list is
  * what the frontier will read), one without any stored body (409 NOTHING_TO_REEXTRACT), rules that
- * a website would be refused (400).
+ * a website would be refused (400: the same checks and bounds, check-selectors.ts, run on the spec
+ * the new job will carry — selectors, XPath, transforms, the item schema compiled by Ajv).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { checkSelectors, normaliseItemFields } from '../crawl/check-selectors.ts';
@@ -33,12 +34,12 @@ const jobReextractRoutes: FastifyPluginAsync = async (fastify) => {
         tags: ['jobs'],
         summary: "A new job that parses a finished job's stored pages again under new extraction rules, without fetching any; its changes against the job at `changes_url`",
         description:
-          "The source job's fetched pages are parsed again from the bodies it stored (it asked for `formats` or `store_in_cache`, or the HTTP cache holds the URL), at their depths, following no link: the site gets no request. A page without a stored body fails `TRAWL_NOT_STORED` in the new job. Rules left out of `spec` stay the source job's; the crawl's request options (headers, cookies, proxies, sessions, login, actions) are not carried over. Counted in the quotas as a job of as many pages as the source fetched.",
+          "The source job's fetched pages are parsed again from the bodies it stored (it asked for `formats` or `store_in_cache`, or the HTTP cache holds the URL), at their depths, following no link: the site gets no request. A page without a stored body fails `TRAWL_NOT_STORED` in the new job. Rules left out of `spec` stay the source job's; those given (CSS or XPath items, transforms, an `item_schema`, the `metadata` format) are checked and bounded as a website's are. The crawl's request options (headers, cookies, proxies, sessions, login, actions) are not carried over. Counted in the quotas as a job of as many pages as the source fetched.",
         params: jobIdParams,
         body: reextractBody,
         response: {
           200: reextractResponse,
-          ...errorResponses('JOB_NOT_FOUND', 'JOB_NOT_FINISHED', 'NOTHING_TO_REEXTRACT', 'UNSUPPORTED_SELECTOR', 'QUOTA_EXCEEDED'),
+          ...errorResponses('JOB_NOT_FOUND', 'JOB_NOT_FINISHED', 'NOTHING_TO_REEXTRACT', 'UNSUPPORTED_SELECTOR', 'INVALID_TRANSFORM', 'INVALID_ITEM_SCHEMA', 'QUOTA_EXCEEDED'),
         },
       },
     },

@@ -183,7 +183,7 @@ export const itemListQuery = {
     format: {
       type: 'string',
       enum: ['json', 'ndjson', 'csv'],
-      description: '`json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`)',
+      description: '`json` pages (default); `ndjson` and `csv` stream every item (also chosen by `Accept`). The CSV\'s columns: `item_key`, `url`, `extracted_at`, `errors` (the item\'s `errors` as a JSON array, blank when valid), then the union of the items\' field names',
     },
     limit: limitProperty,
     cursor: cursorProperty,

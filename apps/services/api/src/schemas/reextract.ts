@@ -5,7 +5,9 @@ import { REEXTRACT_FORMATS } from '../crawl/reextract-spec.ts';
 
 // Without their defaults: a rule left out stays the source job's, it is not reset to a website's default.
 const { default: _root, ...itemRoot } = websiteBody.properties.item_root;
+const { default: _rootXpath, ...itemRootXpath } = websiteBody.properties.item_root_xpath;
 const { default: _fields, ...itemFields } = websiteBody.properties.item_fields;
+const { default: _schema, ...itemSchema } = websiteBody.properties.item_schema;
 
 export const reextractBody = {
   type: 'object',
@@ -16,11 +18,13 @@ export const reextractBody = {
       type: 'object',
       additionalProperties: false,
       minProperties: 1,
-      description: "the extraction rules that replace the job's (the rules left out stay the job's): a website's `item_root` and `item_fields` (checked as a website's are), the content `formats` made again from the stored bodies, `only_main_content`",
+      description: "the extraction rules that replace the job's (the rules left out stay the job's): a website's `item_root` or `item_root_xpath`, `item_fields` (CSS or XPath, with transforms) and `item_schema`, checked and bounded as a website's are; the content `formats` made again from the stored bodies (`metadata`: the pages' structured data); `only_main_content`. Giving one item root clears the job's other kind",
       properties: {
         item_root: itemRoot,
+        item_root_xpath: itemRootXpath,
         item_fields: itemFields,
-        formats: { type: 'array', uniqueItems: true, maxItems: REEXTRACT_FORMATS.length, items: { type: 'string', enum: [...REEXTRACT_FORMATS] }, description: 'content formats kept of each page (a browser\'s `screenshot` and `pdf` cannot be made from a stored body)' },
+        item_schema: itemSchema,
+        formats: { type: 'array', uniqueItems: true, maxItems: REEXTRACT_FORMATS.length, items: { type: 'string', enum: [...REEXTRACT_FORMATS] }, description: 'content formats kept of each page: `html`, `text`, `markdown`, `metadata` (title, OpenGraph, JSON-LD, microdata) (a browser\'s `screenshot` and `pdf` cannot be made from a stored body)' },
         only_main_content: { type: 'boolean', description: 'the text and Markdown formats hold the main content only' },
       },
     },

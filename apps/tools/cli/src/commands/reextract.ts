@@ -1,6 +1,6 @@
 /**
  * `trawl reextract <job> --spec FILE [--json]`: `POST /jobs/:id/reextract` with the extraction rules
- * in FILE (JSON: `{item_root?, item_fields?, formats?, only_main_content?}`, or `{"spec": {…}}`), the
+ * in FILE (JSON: `{item_root?, item_root_xpath?, item_fields?, item_schema?, formats?, only_main_content?}`, or `{"spec": {…}}`), the
  * new job's id printed alone on stdout (so it pipes into `trawl logs`), what it will do on stderr.
  * The job fetches nothing; `GET /jobs/<new>/changes` lists what the new rules changed.
  */

@@ -6,6 +6,7 @@ import { navigate } from '../router.ts';
 const LINKS: readonly [string, string, string][] = [
   ['jobs', '#/jobs', 'Jobs'],
   ['crawl', '#/crawl', 'New crawl'],
+  ['scrape', '#/scrape', 'Scrape'],
   ['metrics', '#/metrics', 'Metrics'],
   ['dead-letters', '#/dead-letters', 'Dead letters'],
   ['schedules', '#/schedules', 'Schedules'],
