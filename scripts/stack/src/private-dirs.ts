@@ -13,7 +13,7 @@
  * which must be able to pass through it to reach its own directory.
  */
 import { chmodSync, chownSync, mkdirSync, statSync } from 'node:fs';
-import type { OsUser } from './process.ts';
+import type { OsUser } from './os-user.ts';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_UMASK = 0o077;

@@ -4,10 +4,11 @@
  * TRAWL_HOME): after a reboot the pid may belong to anyone, and `down` must never signal a
  * stranger.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { OsUser } from './os-user.ts';
 import { withPrivateUmask } from './private-dirs.ts';
 
 export interface DetachedSpec {
@@ -18,12 +19,6 @@ export interface DetachedSpec {
   readonly env?: NodeJS.ProcessEnv;
   /** Run as this OS user (only possible as root): Postgres refuses to run as root. */
   readonly user?: OsUser;
-}
-
-export interface OsUser {
-  readonly name: string;
-  readonly uid: number;
-  readonly gid: number;
 }
 
 /**
@@ -52,18 +47,6 @@ export function spawnDetached(spec: DetachedSpec): number {
   } finally {
     closeSync(fd);
   }
-}
-
-/** Looks up an OS user; `undefined` when it does not exist. */
-export function osUser(name: string): OsUser | undefined {
-  const r = spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
-  const fields = r.status === 0 ? r.stdout.trim().split(':') : [];
-  if (fields.length < 4) return undefined;
-  return { name, uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-export function isRoot(): boolean {
-  return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
 /** True while the pid names a live process; a zombie counts as gone. */

@@ -4,7 +4,8 @@ export { createJobBoard, JOB_BOARD_SPEC, ROBOTS_TXT, type JobBoardOptions } from
 export { listing, type Listing } from './listings.ts';
 export { createTestSite, type ExpectedCrawl, type TestSite, type TestSiteOptions, type TrapName } from './test-site.ts';
 export { createSitemapSite, type SitemapSite, type SitemapSiteOptions } from './sitemap-site.ts';
-export { createHardSite, type HardSite, type HardSiteContext, type HardSiteFeature, type HardSiteOptions } from './hard-site/index.ts';
+export { createHardSite, type HardSite, type HardSiteOptions } from './hard-site/index.ts';
+export type { HardSiteContext, HardSiteFeature } from './hard-site/feature.ts';
 export { dynamicLists, expectedDynamicLists, LIST_PAGE_SIZE, LIST_TOTAL } from './hard-site/dynamic-lists.ts';
 export { proxyOnly, expectedProxyOnly, cameThroughProxy, PROXY_ONLY_ITEMS } from './hard-site/proxy-only.ts';
 export { members, expectedMembers, membersRecord, isMemberPage, MEMBER_PAGES, MEMBER_ITEMS_PER_PAGE, type MembersRecord, type MembersRequest } from './hard-site/members.ts';

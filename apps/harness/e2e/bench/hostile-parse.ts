@@ -18,9 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createTestSite } from '@trawl/demo-site';
-import { Pipeline } from '../src/pipeline.ts';
 import { apiClient, until, type Api } from '../src/api-client.ts';
-import { freePort } from '../test/chaos/support.ts';
+import { startApiPipeline } from '../src/api-pipeline.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,18 +46,9 @@ await new Promise<void>((resolve) => hostileSite.listen(0, '127.0.0.1', resolve)
 const hostileOrigin = `http://127.0.0.1:${(hostileSite.address() as AddressInfo).port}`;
 
 const allow = [site.port, (hostileSite.address() as AddressInfo).port].map((port) => `127.0.0.1:${port}`).join(',');
-const pipeline = await Pipeline.start({ env: { TRAWL_PARSE_TIMEOUT_MS: String(parseTimeoutMs), TRAWL_FETCH_ALLOW: allow } });
+const { pipeline, base, keys } = await startApiPipeline({ env: { TRAWL_PARSE_TIMEOUT_MS: String(parseTimeoutMs), TRAWL_FETCH_ALLOW: allow }, users: ['bystander', 'attacker'] });
 try {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(port) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API', pipeline);
-  const bystander = apiClient(base, await pipeline.createKey('bystander'));
-  const attacker = apiClient(base, await pipeline.createKey('attacker'));
+  const [bystander, attacker] = keys.map((key) => apiClient(base, key)) as [Api, Api];
 
   const crawl = async (api: Api, body: Record<string, unknown>) => {
     const started = performance.now();

@@ -22,7 +22,7 @@ import { createTestSite } from '@trawl/demo-site';
 import { readEvents, repoRoot } from '@trawl/streams';
 import { Pipeline } from '../src/pipeline.ts';
 import { apiClient, until } from '../src/api-client.ts';
-import { freePort } from '../test/chaos/support.ts';
+import { startApiPipeline } from '../src/api-pipeline.ts';
 
 const { values } = parseArgs({
   options: {
@@ -67,17 +67,13 @@ const quantile = (xs: readonly number[], q: number) => {
 const loadAtStart = loadavg().map((l) => Number(l.toFixed(2)));
 const PAGES = 5_000;
 const site = await createTestSite({ pages: PAGES, linksPerPage: 3, itemsPerPage: 2, traps: false, pageBytes });
-const pipeline = await Pipeline.start({ env: { TRAWL_QUOTA_ACTIVE_JOBS: '100000', TRAWL_QUOTA_PAGES_PER_DAY: '10000000', TRAWL_API_CRAWL_RATE_LIMIT: '1000000', TRAWL_API_RATE_LIMIT: '1000000' } });
+const { pipeline, base, keys } = await startApiPipeline({
+  env: { TRAWL_QUOTA_ACTIVE_JOBS: '100000', TRAWL_QUOTA_PAGES_PER_DAY: '10000000', TRAWL_API_CRAWL_RATE_LIMIT: '1000000', TRAWL_API_RATE_LIMIT: '1000000' },
+  users: Array.from({ length: users }, (_, i) => `bench-scraper-${i}`),
+  workers,
+});
 try {
-  const apiPort = await freePort();
-  const base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  for (let i = 0; i < workers; i++) pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', workers);
-  await until(() => fetch(`${base}/healthz`).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API', pipeline);
-  const apis = await Promise.all(Array.from({ length: users }, async (_, i) => apiClient(base, await pipeline.createKey(`bench-scraper-${i}`))));
+  const apis = keys.map((key) => apiClient(base, key));
   let next = 1;
   let failed = 0;
   /** Measured scrapes: job id → the phase, when the request left and when the answer came (epoch ms). */

@@ -14,9 +14,9 @@ import { createHardSite, expectedRateLimit, rateLimitRecord, type HardSite } fro
 import type { PageFailed, PageFetched } from '@trawl/schemas';
 import { readEvents } from '@trawl/streams';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 let site: HardSite;
 let pipeline: Pipeline;
@@ -25,23 +25,14 @@ let key: string;
 let store: ContentStore | undefined;
 const bucket = `trawl-e2e-${randomUUID().slice(0, 8)}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 beforeAll(async () => {
   site = await createHardSite();
   store = new ContentStore({ ...contentStoreConfig(), bucket });
   // Short retry tiers: a blocked page goes through both, then ends as PageFailed.
-  pipeline = await Pipeline.start({ env: { TRAWL_S3_BUCKET: bucket, TRAWL_FETCH_RETRY_DELAYS_MS: '200,400' } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('blocked');
+  ({ pipeline, base, key, api, until } = await startApiPipeline({ env: { TRAWL_S3_BUCKET: bucket, TRAWL_FETCH_RETRY_DELAYS_MS: '200,400' }, users: ['blocked'] }));
 }, 240_000);
 
 afterAll(async () => {

@@ -12,9 +12,9 @@ import { readFileSync } from 'node:fs';
 import { ContentStore, contentStoreConfig } from '@trawl/content';
 import { createHardSite, expectedDynamicLists, type HardSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { Pipeline } from '../src/pipeline.ts';
-import { freePort } from './chaos/support.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
+import type { Pipeline } from '../src/pipeline.ts';
 
 let site: HardSite;
 let pipeline: Pipeline;
@@ -23,8 +23,8 @@ let key: string;
 let store: ContentStore | undefined;
 const bucket = `trawl-e2e-${randomUUID().slice(0, 8)}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 const { itemSelector, nameSelector, scroll, more, search } = expectedDynamicLists;
 
 beforeAll(async () => {
@@ -32,16 +32,7 @@ beforeAll(async () => {
   const port = new URL(site.origin).port;
   store = new ContentStore({ ...contentStoreConfig(), bucket });
   // A short settle time: the hard site answers each page of its lists within ~50 ms.
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}`, TRAWL_S3_BUCKET: bucket, TRAWL_BROWSER_SETTLE_MS: '500' } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey(`lister-${randomBytes(3).toString('hex')}`);
+  ({ pipeline, base, key, api, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}`, TRAWL_S3_BUCKET: bucket, TRAWL_BROWSER_SETTLE_MS: '500' }, users: [`lister-${randomBytes(3).toString('hex')}`] }));
 }, 240_000);
 
 afterAll(async () => {

@@ -19,6 +19,7 @@ import type { JobCompleted, JobDispatched, PageChanged } from '@trawl/schemas';
 import { waitFor } from '@trawl/streams/testing';
 import { Receiver } from '@trawl/webhooks/testing';
 import { Pipeline } from '../src/pipeline.ts';
+import { freePort } from '../src/api-pipeline.ts';
 import { trawlReplay } from './chaos/support.ts';
 
 /** The site: path → [links, items], a version each; a page absent from a version answers 404. */
@@ -62,14 +63,6 @@ afterAll(async () => {
     store.close();
   }
 }, 120_000);
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 it('two runs of a schedule over a changed site: the exact changes, page.changed for exactly the changed pages, the same answer after a replay', async () => {
   site = createServer((req, res) => {

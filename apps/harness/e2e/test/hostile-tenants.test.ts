@@ -12,9 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
 import type { PageFailed } from '@trawl/schemas';
-import { Pipeline, type Child } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Child, Pipeline } from '../src/pipeline.ts';
+import { apiClient, type Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 const BYSTANDER_PAGES = 600;
 /** Pages of 40,000 sibling elements: `b:nth-last-child(3)` (a selector the API accepts) costs ~10 s of CPU on each. */
@@ -39,8 +39,9 @@ let base: string;
 let bystander: Api;
 let attacker: Api;
 
+let until: Until;
+
 const client = (key: string): Api => apiClient(base, key);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline, 100);
 
 const TERMINAL = new Set(['finished', 'failed', 'cancelled']);
 
@@ -102,17 +103,13 @@ beforeAll(async () => {
 
   // The two sites alone are open to the crawls: the stack's own ports stay refused.
   const allow = [site.port, (hostileSite.address() as AddressInfo).port].map((port) => `127.0.0.1:${port}`).join(',');
-  pipeline = await Pipeline.start({ env: { TRAWL_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS), TRAWL_FETCH_ALLOW: allow } });
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(port) });
-  pipeline.spawn('frontier');
-  worker = pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  bystander = client(await pipeline.createKey('bystander'));
-  attacker = client(await pipeline.createKey('attacker'));
+  let keys: readonly string[];
+  ({ pipeline, base, worker, keys, until } = await startApiPipeline({
+    env: { TRAWL_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS), TRAWL_FETCH_ALLOW: allow },
+    users: ['bystander', 'attacker'],
+    pollMs: 100,
+  }));
+  [bystander, attacker] = keys.map(client) as [Api, Api];
 }, 240_000);
 
 afterAll(async () => {

@@ -13,9 +13,9 @@
 import { randomBytes } from 'node:crypto';
 import { createJobBoard, listing, serve, type RunningServer } from '@trawl/demo-site';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 /** The listings on the board's first page (ids 1–10) and the least salary (in k€) the schema accepts. */
 const PER_PAGE = 10;
@@ -23,12 +23,10 @@ const MIN_SALARY = 80;
 
 let board: RunningServer;
 let pipeline: Pipeline;
-let base: string;
-let key: string;
 const spider = `typed-${randomBytes(3).toString('hex')}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 const website = {
   name: 'Typed jobs',
@@ -52,16 +50,7 @@ const website = {
 beforeAll(async () => {
   board = await serve(createJobBoard({ listings: 30 }));
   website.base_url = `${board.origin}/jobs`;
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${board.port}` } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('typed-items');
-  await until(() => api('GET', '/jobs?limit=1'), (r) => r.status !== 401, 10_000, 'the new key known to the API');
+  ({ pipeline, api, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${board.port}` }, users: ['typed-items'] }));
 }, 240_000);
 
 afterAll(async () => {

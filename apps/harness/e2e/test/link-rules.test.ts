@@ -13,9 +13,9 @@
 import { randomBytes } from 'node:crypto';
 import { createHardSite, expectedLinkRules, linkRulesEntry, LINK_RULES_HOSTS, type HardSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 let site: HardSite;
 let pipeline: Pipeline;
@@ -23,8 +23,8 @@ let base: string;
 let key: string;
 const spider = `links-${randomBytes(3).toString('hex')}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 interface Crawled {
   readonly status: Record<string, unknown>;
@@ -47,16 +47,7 @@ async function crawl(body: Record<string, unknown>): Promise<Crawled> {
 beforeAll(async () => {
   site = await createHardSite();
   // One address and port: the three *.localhost names all resolve to it (RFC 6761).
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${site.port}` } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('linker');
+  ({ pipeline, base, key, api, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${site.port}` }, users: ['linker'] }));
   // The API learns of a new key by notification: wait until it has.
   await until(() => api('GET', '/jobs?limit=1'), (r) => r.status !== 401, 10_000, 'the new key known to the API');
   const website = await api('PUT', `/websites/${spider}`, {

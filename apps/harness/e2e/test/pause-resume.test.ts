@@ -20,9 +20,9 @@ import { createTestSite, type TestSite } from '@trawl/demo-site';
 import type { FetchRequested, JobCompleted, JobDispatched, JobPaused, JobResumed, PageFailed, PageFetched } from '@trawl/schemas';
 import { readEvents, readProjectionOffsets, watermarks } from '@trawl/streams';
 import { jobRunTimes, type ClickHouse } from '@trawl/projector-ch';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient } from '../src/api-client.ts';
-import { clickhouseOf, freePort, sleep } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import { startApiPipeline } from '../src/api-pipeline.ts';
+import { clickhouseOf, sleep } from './chaos/support.ts';
 
 /** Pages of the site; the test of record runs 5,000. */
 const PAGES = Number(process.env.TRAWL_E2E_PAUSE_PAGES ?? 5_000);
@@ -117,20 +117,12 @@ async function frontierCaughtUp(p: Pipeline): Promise<boolean> {
 describe('pause and resume', () => {
   it(`a ${PAGES}-page job paused, its frontier SIGKILLed while paused, resumed: nothing requested while paused, in-flight fetches finish, the exact page set once`, async () => {
     const t0 = Date.now();
-    const p = (pipeline = await Pipeline.start({ env: ENV }));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    p.spawn('projector-pg');
-    p.spawn('projector-ch');
-    ch = clickhouseOf(p);
-    p.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(port) });
-    let frontier = p.spawn('frontier');
     // Fetches are keyed by host: the site's one host is one partition, which one worker takes.
-    p.spawn('worker');
-    await p.groupSettled('trawl-worker', 1);
-    await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API', p);
-    const key = await p.createKey('pause-user');
-    const api = apiClient(base, key);
+    const started = await startApiPipeline({ env: ENV, users: ['pause-user'], projectorCh: true });
+    const p = (pipeline = started.pipeline);
+    const { api } = started;
+    let { frontier } = started;
+    ch = clickhouseOf(p);
 
     site.setLatency(LATENCY_BEFORE_PAUSE_MS);
     const crawl = await api('POST', '/crawl', { start_urls: [site.home], depth: DEPTH, max_pages: PAGES * 2 });

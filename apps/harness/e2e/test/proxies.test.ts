@@ -8,9 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { createHardSite, expectedProxyOnly, startHttpProxy, startSocksProxy, type HardSite, type RunningProxy } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { freePort, startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 const PASSWORD = 'e2e-proxy-pass-5d7a91';
 let site: HardSite;
@@ -18,11 +18,9 @@ let tiny: RunningProxy;
 let socks: RunningProxy;
 let deadPort: number;
 let pipeline: Pipeline;
-let base: string;
-let key: string;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 async function crawl(body: Record<string, unknown>): Promise<{ jobId: string; status: Record<string, unknown> }> {
   const submitted = await api('POST', '/crawl', body);
@@ -36,23 +34,15 @@ beforeAll(async () => {
   [site, tiny, socks] = await Promise.all([createHardSite(), startHttpProxy({ credentials: { username: 'crawler', password: PASSWORD } }), startSocksProxy()]);
   deadPort = await freePort();
   const ports = [new URL(site.origin).port, tiny.port, socks.port, deadPort];
-  pipeline = await Pipeline.start({
+  ({ pipeline, api, until } = await startApiPipeline({
     env: {
       TRAWL_FETCH_ALLOW: ports.map((p) => `127.0.0.1:${p}`).join(','),
       TRAWL_FETCH_RETRY_DELAYS_MS: '200,400,600',
       TRAWL_PROXY_BENCH_AFTER: '1',
       TRAWL_PROXY_BENCH_MS: '600000',
     },
-  });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('proxied');
+    users: ['proxied'],
+  }));
   expect((await api('POST', '/secrets', { name: 'proxy-pass', value: PASSWORD })).status).toBe(201);
 }, 240_000);
 

@@ -28,9 +28,10 @@ import {
 import type { PageFailed } from '@trawl/schemas';
 import { readEvents } from '@trawl/streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { clickhouseOf, expectReadModelsEqualLog, expectReplaysEqualLive, freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
+import { clickhouseOf, expectReadModelsEqualLog, expectReplaysEqualLive } from './chaos/support.ts';
 
 const SESSIONS = 3;
 /** Member pages a login session gets before the captcha: its login's landing page and two more. */
@@ -49,8 +50,8 @@ let store: ContentStore | undefined;
 let worker: ReturnType<Pipeline['spawn']>;
 const bucket = `trawl-e2e-${randomUUID().slice(0, 8)}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 beforeAll(async () => {
   [site, tiny, socks] = await Promise.all([
@@ -59,7 +60,7 @@ beforeAll(async () => {
     startSocksProxy(),
   ]);
   store = new ContentStore({ ...contentStoreConfig(), bucket });
-  pipeline = await Pipeline.start({
+  ({ pipeline, base, key, api, until, worker } = await startApiPipeline({
     env: {
       TRAWL_FETCH_ALLOW: [new URL(site.origin).port, tiny.port, socks.port].map((p) => `127.0.0.1:${p}`).join(','),
       TRAWL_S3_BUCKET: bucket,
@@ -68,18 +69,9 @@ beforeAll(async () => {
       // A killed worker's partitions move after 6 s, not the default 30.
       TRAWL_SESSION_TIMEOUT_MS: '6000',
     },
-  });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('projector-ch');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  worker = pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey(`reacher-${randomBytes(3).toString('hex')}`);
-  await until(() => api('GET', '/secrets'), (r) => r.status === 200, 30_000, 'the key known to the API');
+    users: [`reacher-${randomBytes(3).toString('hex')}`],
+    projectorCh: true,
+  }));
   for (const [name, value] of [['members-user', expectedMembers.username], ['members-pass', expectedMembers.password], ['members-old-pass', 'not-the-password-7b2f'], ['proxy-pass', PROXY_PASSWORD]] as const) {
     expect((await api('POST', '/secrets', { name, value })).status).toBe(201);
   }

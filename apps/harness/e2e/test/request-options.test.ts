@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 const COOKIE_VALUE = 'e2e-session-6b1f0c';
 const PAGES = 5;
@@ -18,16 +18,14 @@ const PAGES = 5;
 let site: Server;
 let origin: string;
 let pipeline: Pipeline;
-let base: string;
-let key: string;
 const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
 
 function admitted(h: IncomingHttpHeaders): boolean {
   return h['x-api-key'] === 'e2e-key' && h['user-agent'] === 'GateBot/1.0 (+https://ops.example)' && (h.cookie ?? '').split('; ').includes(`sid=${COOKIE_VALUE}`);
 }
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 async function crawl(body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const submitted = await api('POST', '/crawl', body);
@@ -50,16 +48,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const port = (site.address() as AddressInfo).port;
   origin = `http://127.0.0.1:${port}`;
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}` } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('reacher');
+  ({ pipeline, api, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}` }, users: ['reacher'] }));
 }, 240_000);
 
 afterAll(async () => {

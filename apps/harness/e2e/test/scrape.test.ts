@@ -10,9 +10,9 @@
 import Firecrawl from '@mendable/firecrawl-js';
 import { createSitemapSite, createTestSite, type SitemapSite, type TestSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline, type Child } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Child, Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 let site: TestSite;
 let sitemaps: SitemapSite;
@@ -21,23 +21,14 @@ let base: string;
 let key: string;
 let worker: Child;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 
 beforeAll(async () => {
   site = await createTestSite({ pages: 6, linksPerPage: 3, itemsPerPage: 1, traps: false });
   sitemaps = await createSitemapSite({ pages: 12, bigUrls: 50, bombBytes: 64 * 1024 });
   // A killed worker's partitions move on within seconds, not the default 30 s.
-  pipeline = await Pipeline.start({ env: { TRAWL_SESSION_TIMEOUT_MS: '6000' } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  worker = pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('scraper');
+  ({ pipeline, base, key, api, until, worker } = await startApiPipeline({ env: { TRAWL_SESSION_TIMEOUT_MS: '6000' }, users: ['scraper'] }));
   // The API's live subscription joins in the background: until it has its partitions a scrape is
   // answered from the read model (without links). Wait for an answer that came the live way.
   await until(() => api('POST', '/scrape', { url: site.urlOf(5), formats: ['links'] }), (r) => r.status === 200 && Array.isArray((r.body.formats as Record<string, unknown>).links), 60_000, 'a scrape answered by the live subscription', );

@@ -14,9 +14,8 @@ import type { AddressInfo } from 'node:net';
 import type { JobDispatched } from '@trawl/schemas';
 import { endpoints, httpTarget } from '@trawl/streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { until as untilDone } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 // Random per run: a value found anywhere can only have come from this test's crawl.
 const KEY_VALUE = `k-${randomBytes(9).toString('hex')}`;
@@ -50,7 +49,7 @@ async function call(key: string, method: string, path: string, body?: unknown): 
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let until: Until;
 
 /** The spellings a value could be kept in: as is, base64, hex. */
 function forms(value: string): string[] {
@@ -148,19 +147,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const port = (site.address() as AddressInfo).port;
   origin = `http://127.0.0.1:${port}`;
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}` } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('projector-ch');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  [owner, stranger] = await Promise.all([pipeline.createKey('secret-owner'), pipeline.createKey('secret-stranger')]);
-  // A new key reaches the API's in-memory index by a notification: usable a moment later.
-  for (const key of [owner, stranger]) await until(() => call(key, 'GET', '/secrets'), (r) => r.status === 200, 30_000, 'the key known to the API');
+  let keys: readonly string[];
+  ({ pipeline, base, keys, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${port}` }, users: ['secret-owner', 'secret-stranger'], projectorCh: true }));
+  [owner, stranger] = keys as [string, string];
 }, 240_000);
 
 afterAll(async () => {

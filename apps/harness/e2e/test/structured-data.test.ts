@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { createHardSite, expectedStructured, STRUCTURED_ENTRY, type HardSite } from '@trawl/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Pipeline } from '../src/pipeline.ts';
-import { apiClient, until as untilDone, type Api } from '../src/api-client.ts';
-import { freePort } from './chaos/support.ts';
+import type { Pipeline } from '../src/pipeline.ts';
+import type { Api } from '../src/api-client.ts';
+import { startApiPipeline, type Until } from '../src/api-pipeline.ts';
 
 let site: HardSite;
 let pipeline: Pipeline;
@@ -22,8 +22,8 @@ let base: string;
 let key: string;
 const spider = `structured-${randomBytes(3).toString('hex')}`;
 
-const api: Api = (method, path, body) => apiClient(base, key)(method, path, body);
-const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, what: string) => untilDone(probe, done, timeoutMs, what, pipeline);
+let api: Api;
+let until: Until;
 const pathOf = (url: string) => {
   const u = new URL(url);
   return `${u.pathname}${u.search}`;
@@ -31,17 +31,7 @@ const pathOf = (url: string) => {
 
 beforeAll(async () => {
   site = await createHardSite();
-  pipeline = await Pipeline.start({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${site.port}` } });
-  const apiPort = await freePort();
-  base = `http://127.0.0.1:${apiPort}`;
-  pipeline.spawn('projector-pg');
-  pipeline.spawn('api', { TRAWL_API_HOST: '127.0.0.1', TRAWL_API_PORT: String(apiPort) });
-  pipeline.spawn('frontier');
-  pipeline.spawn('worker');
-  await pipeline.groupSettled('trawl-worker', 1);
-  await until(() => fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok).catch(() => false), (ok) => ok, 120_000, 'the API');
-  key = await pipeline.createKey('structured');
-  await until(() => api('GET', '/jobs?limit=1'), (r) => r.status !== 401, 10_000, 'the new key known to the API');
+  ({ pipeline, base, key, api, until } = await startApiPipeline({ env: { TRAWL_FETCH_ALLOW: `127.0.0.1:${site.port}` }, users: ['structured'] }));
   const website = await api('PUT', `/websites/${spider}`, { name: 'Gazette', base_url: `${site.origin}${STRUCTURED_ENTRY}`, item_root: 'div.item', item_fields: [{ name: 'title', selector: '.title' }], max_depth: 3 });
   expect(website.status, JSON.stringify(website.body)).toBe(201);
 }, 240_000);

@@ -4,5 +4,4 @@ export { compareItems, ITEM_CHANGE_KINDS, type IndexOf, type ItemChange, type It
 export { comparePage, comparePages, PAGE_CHANGE_KINDS, pageChange, type PageChange, type PageChangeKind, type RunPage } from './compare-pages.ts';
 export { DEFAULT_LIST_BOUNDS, jobChanges, type JobChanges, type JobChangesAnswer, type JobChangesOptions } from './job-changes.ts';
 export { PageChangeDetector, type FetchedPage, type PageChangeDecision } from './page-change-detector.ts';
-export type { Db } from './read-model.ts';
-export type { Connect } from './sql-cursor.ts';
+export type { Connect, Db } from './sql-cursor.ts';

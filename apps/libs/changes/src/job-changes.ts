@@ -25,8 +25,8 @@ import { baselineOf, namedBaseline, type Baseline } from './baseline.ts';
 import { ChangeListing, jsonLength, type ChangeLists, type ListBounds } from './change-listing.ts';
 import { compareItems, ITEM_CHANGE_KINDS, type ItemChange, type ItemChangeKind, type RunItem } from './compare-items.ts';
 import { PAGE_CHANGE_KINDS, pageChange, type PageChange, type PageChangeKind } from './compare-pages.ts';
-import { candidateRuns, differingItemsByUrl, pagePairs, runOf, runWithPages, unchangedItemCount, type Db } from './read-model.ts';
-import { readSnapshot, type Connect } from './sql-cursor.ts';
+import { candidateRuns, differingItemsByUrl, pagePairs, runOf, runWithPages, unchangedItemCount } from './read-model.ts';
+import { readSnapshot, type Connect, type Db } from './sql-cursor.ts';
 
 export interface JobChanges {
   readonly job_id: string;

@@ -13,7 +13,8 @@
 import { fetchId } from '@trawl/crawl';
 import { baselineOf } from './baseline.ts';
 import { comparePage } from './compare-pages.ts';
-import { candidateRuns, pageOf, runOf, type Db } from './read-model.ts';
+import { candidateRuns, pageOf, runOf } from './read-model.ts';
+import type { Db } from './sql-cursor.ts';
 
 /** What a PageFetched says of the page. */
 export interface FetchedPage {

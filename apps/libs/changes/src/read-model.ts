@@ -3,13 +3,10 @@
  * apps/services/projector-pg/READ-MODEL.md). Read only, by these table names, so a replay's swap
  * is seen at the next query.
  */
-import type pg from 'pg';
 import type { ScheduleRun } from './baseline.ts';
 import type { RunItem } from './compare-items.ts';
 import type { RunPage } from './compare-pages.ts';
-import { cursorBatches } from './sql-cursor.ts';
-
-export type Db = Pick<pg.ClientBase, 'query'>;
+import { cursorBatches, type Db } from './sql-cursor.ts';
 
 /** A run with its schedule (null: not started by a schedule, or its JobDispatched not projected yet). */
 export interface RunRow extends ScheduleRun {

@@ -1,10 +1,13 @@
 /**
- * A query's rows read through a server-side cursor, a batch at a time: Postgres orders them
+ * How the reads reach Postgres: the connection handles they take, one snapshot for a whole answer,
+ * and a query's rows read through a server-side cursor, a batch at a time: Postgres orders them
  * (spilling to disk past `work_mem`), the reader holds one batch, so a reader's memory does not
  * grow with the number of rows. A cursor lives in a transaction: the caller's (`readSnapshot`).
  */
 import type pg from 'pg';
-import type { Db } from './read-model.ts';
+
+/** What a read needs of a connection: a client, a pool or a snapshot's transaction. */
+export type Db = Pick<pg.ClientBase, 'query'>;
 
 export type Connect = Pick<pg.Pool, 'connect'>;
 

@@ -79,7 +79,9 @@ export { jobEventId, type JobEventKind, type JobEventIdParts } from './frontier/
 
 // worker
 export { bySpecReference, canonicalJson, specHash, withInlineSpec, type FetchWithSpec } from './spec/spec-reference.ts';
-export { PageProcessor, type CachedBodies, type DerivedFormats, type DownloadedFile, type PageProcessorDeps, type PageFetcher, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export { PageProcessor, type CachedBodies, type DerivedFormats, type PageProcessorDeps, type ParseJob, type ParseStep, type ProcessedPage } from './worker/page-processor.ts';
+export type { DownloadDeps, DownloadedFile } from './worker/file-download.ts';
+export type { PageFetcher } from './fetch/page-fetcher.ts';
 export { documentLimitsFromEnv, DEFAULT_DOCUMENT_LIMITS, type DocumentLimits } from './fetch/document-limits.ts';
 export { downloadLinks, downloadTypeMatches } from './parse/download-links.ts';
 export { isPdfType } from './fetch/content-type.ts';

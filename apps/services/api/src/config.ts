@@ -5,6 +5,7 @@
 import { DEFAULT_QUOTAS, quotasFromEnv, type QuotaLimits } from '@trawl/store';
 import { DEFAULT_WEBHOOK_QUOTAS, webhookQuotasFromEnv, type WebhookQuotaLimits } from '@trawl/store';
 import { DEFAULT_READY_CACHE_MS, readyCacheMsFromEnv } from '@trawl/streams';
+import type { ContentRetentionConfig } from './content/retention.ts';
 import { DEFAULT_SCRAPE_CONFIG, type ScrapeConfig } from './scrape/scrape-service.ts';
 import { DEFAULT_USER_SECRET_LIMITS, userSecretLimitsFromEnv, type UserSecretLimits } from '@trawl/store/secrets';
 
@@ -68,15 +69,6 @@ export interface ApiConfig {
   readonly secretLimits: UserSecretLimits;
   /** `POST /scrape` and `POST /map` timeouts (`TRAWL_SCRAPE_TIMEOUT_MS`, `TRAWL_SCRAPE_MAX_TIMEOUT_MS`, `TRAWL_MAP_TIMEOUT_MS`). */
   readonly scrape: ScrapeConfig;
-}
-
-export interface ContentRetentionConfig {
-  /** A job that names no `content_retention` keeps its content this long (`TRAWL_CONTENT_RETENTION_SECONDS`). */
-  readonly defaultSeconds: number;
-  /** The longest a job may ask for, and the longest any job keeps it (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`). */
-  readonly maxSeconds: number;
-  /** How often expired jobs' content is looked for; 0: never, by this instance (`TRAWL_CONTENT_SWEEP_MS`). */
-  readonly sweepMs: number;
 }
 
 export const DEFAULT_CONFIG: ApiConfig = {

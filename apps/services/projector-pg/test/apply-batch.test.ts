@@ -9,7 +9,7 @@ import { requireStack } from '@trawl/streams/testing';
 import { decoded, syntheticCrawl } from '@trawl/streams/testing';
 import { applyBatch, type BatchResult } from '../src/projector/apply-batch.ts';
 import { InMemoryReadModel } from '../src/model/in-memory-model.ts';
-import type { ProjectableEvent } from '../src/model/plan-batch.ts';
+import type { ProjectableEvent } from '../src/model/projectable-event.ts';
 import { setupReadModels } from '../src/sql/read-model-setup.ts';
 import { LIVE_TABLES } from '../src/sql/tables.ts';
 

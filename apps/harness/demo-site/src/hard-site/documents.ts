@@ -10,7 +10,7 @@
  */
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 /** What the feature serves, for tests to check against. */
 export const expectedDocuments = {

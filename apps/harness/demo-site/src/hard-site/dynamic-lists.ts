@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 export const LIST_TOTAL = 60;
 export const LIST_PAGE_SIZE = 10;

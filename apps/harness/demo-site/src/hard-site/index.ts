@@ -3,11 +3,11 @@
  * a CSRF token, pages that need the session, a header check, a per-session rate limit that answers
  * a captcha, lists that load by script, canonical and nofollow links, pages reachable only through a
  * proxy, an article in boilerplate with a PDF and images to download. Each feature is a module of
- * its own (`./<feature>.ts`) registered in {@link FEATURES}; a module owns the paths under its
- * prefix and says what a complete crawl of it must give.
+ * its own (`./<feature>.ts`, keeping the contract of feature.ts) registered in {@link FEATURES}; a
+ * module owns the paths under its prefix and says what a complete crawl of it must give.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { html, serve, type RunningServer } from '../serve.ts';
+import type { HardSiteContext, HardSiteFeature } from './feature.ts';
 import { dynamicLists } from './dynamic-lists.ts';
 import { proxyOnly } from './proxy-only.ts';
 import { members } from './members.ts';
@@ -21,23 +21,6 @@ export interface HardSiteOptions {
   readonly host?: string;
   /** Member pages one login session (`members_sid`) may fetch before each answers a captcha (members.ts); default: no limit. */
   readonly membersPageLimit?: number;
-}
-
-/** What every feature module sees besides the request. */
-export interface HardSiteContext {
-  /** `http://host:port` of the site. */
-  readonly origin: string;
-  /** HardSiteOptions.membersPageLimit (undefined: none). */
-  readonly membersPageLimit?: number;
-}
-
-export interface HardSiteFeature {
-  /** Paths under this prefix (`/login/`) are the module's; the home page links to `entry`. */
-  readonly prefix: string;
-  /** The page a crawl starts from for this feature, a path under `prefix`. */
-  readonly entry: string;
-  /** Answers a request under `prefix`. */
-  handle(req: IncomingMessage, res: ServerResponse, url: URL, ctx: HardSiteContext): void | Promise<void>;
 }
 
 /** The features, each in its own module. */

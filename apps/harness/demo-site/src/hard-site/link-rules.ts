@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 export const LINK_RULES_HOSTS = { site: 'site.localhost', blog: 'blog.site.localhost', other: 'other.localhost' } as const;
 type HostLabel = keyof typeof LINK_RULES_HOSTS;

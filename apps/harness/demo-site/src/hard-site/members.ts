@@ -27,7 +27,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 import { cameThroughProxy } from './proxy-only.ts';
 import { CAPTCHA_PAGE } from './rate-limit.ts';
 

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 export const PROXY_ONLY_ITEMS = 3;
 

@@ -15,7 +15,7 @@
 import type { IncomingMessage } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 export const RATE_LIMIT_PAGES = 12;
 

@@ -10,7 +10,7 @@
  * {@link expectedStructured} says what a crawl from the entry at depth ≥ 3 gives.
  */
 import { escapeHtml, html } from '../serve.ts';
-import type { HardSiteFeature } from './index.ts';
+import type { HardSiteFeature } from './feature.ts';
 
 interface Article {
   readonly title: string;

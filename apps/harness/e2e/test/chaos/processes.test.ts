@@ -16,8 +16,9 @@ import { CONFIG_MIGRATIONS, crawlSpec, createSchedule, migrate, upsertTarget, up
 import { readEvents } from '@trawl/streams';
 import type { ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../../src/pipeline.ts';
+import { freePort } from '../../src/api-pipeline.ts';
 import {
-  RETRY_ENV, SITE_OPTIONS, clickhouseOf, count, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, expectReplaysEqualLive, freePort, groupLag, logFigures,
+  RETRY_ENV, SITE_OPTIONS, clickhouseOf, count, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, expectReplaysEqualLive, groupLag, logFigures,
   named, pgState, report, sleep, timeToProgress, waitCompleted, waitPages,
 } from './support.ts';
 

@@ -11,7 +11,6 @@ import { expect } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import net from 'node:net';
 import type { TestSite } from '@trawl/demo-site';
 import type { EventMap, FetchRequested, JobCompleted, PageFailed, PageFetched } from '@trawl/schemas';
 import { endpoints, readEvents, repoRoot, type LoggedEvent } from '@trawl/streams';
@@ -440,17 +439,6 @@ export async function groupLag(p: Pipeline, groupPrefix: string, stored: (topic:
   } finally {
     await admin.disconnect();
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** `host:port` of a URL (default port by scheme). */

@@ -13,12 +13,36 @@ import { hostPolicyOf } from '../politeness/host-limiter.ts';
 import { openSpecCredentials } from '../request/credentials.ts';
 import { requestProfileOf } from '../request/request-profile.ts';
 import { specWithParams } from '../params/param-template.ts';
-import type { ProxyChoice } from '../proxy/proxy-pool.ts';
+import type { DocumentLimits } from '../fetch/document-limits.ts';
+import type { PageFetcher } from '../fetch/page-fetcher.ts';
+import type { HostLimiter } from '../politeness/host-limiter.ts';
+import type { RobotsCache } from '../politeness/robots.ts';
+import type { ProxyChoice, ProxyPools } from '../proxy/proxy-pool.ts';
+import type { CredentialOpener } from '../request/credentials.ts';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
-import type { DownloadedFile, PageProcessorDeps } from './page-processor.ts';
+
+/** What a download fetches with: the page processor's own (PageProcessorDeps extends it). */
+export interface DownloadDeps {
+  readonly http: PageFetcher;
+  readonly robots: RobotsCache;
+  readonly limiter: HostLimiter;
+  /** Opens the spec's sealed credentials (the worker's TRAWL_SECRETS_KEY); without it they are used as they are. */
+  readonly credentials?: CredentialOpener;
+  /** Jobs' proxy pools (CrawlSpec.proxies, TRAWL_PROXY_URL: proxy-pool.ts); without it every fetch goes direct. */
+  readonly proxies?: Pick<ProxyPools, 'pick' | 'report'>;
+  /** How PDFs are read (their text for the text and markdown formats) and the ceiling of downloads; without it, PDFs are recorded unread and downloads are not fetched. */
+  readonly documents?: DocumentLimits;
+}
+
+/** A linked file of a page, fetched for the job's downloads (PageProcessor.download). */
+export interface DownloadedFile {
+  readonly url: string;
+  readonly contentType: string | null;
+  readonly data: Uint8Array;
+}
 
 export async function downloadFile(
-  deps: Pick<PageProcessorDeps, 'http' | 'robots' | 'limiter' | 'credentials' | 'proxies' | 'documents'>,
+  deps: DownloadDeps,
   request: FetchWithSpec,
   url: string,
   options: { signal?: AbortSignal } = {},

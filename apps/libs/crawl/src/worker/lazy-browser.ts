@@ -1,6 +1,6 @@
 import { BrowserFetcher, type BrowserFetcherOptions, type BrowserFetchOptions, type BrowserUsage } from '../fetch/browser-fetcher.ts';
 import type { FetchResult } from '../fetch/fetch-result.ts';
-import type { PageFetcher } from './page-processor.ts';
+import type { PageFetcher } from '../fetch/page-fetcher.ts';
 
 /**
  * A BrowserFetcher that starts Chromium on first use: most jobs never need it, and a worker that

@@ -7,16 +7,15 @@ import type { FetchResult } from '../fetch/fetch-result.ts';
 import type { FetchOptions } from '../fetch/http-fetcher.ts';
 import { statusError } from '../fetch/status-error.ts';
 import { isPdfType, parseContentType } from '../fetch/content-type.ts';
-import type { DocumentLimits } from '../fetch/document-limits.ts';
-import { downloadFile } from './file-download.ts';
+import { downloadFile, type DownloadDeps, type DownloadedFile } from './file-download.ts';
+import type { PageFetcher } from '../fetch/page-fetcher.ts';
 import type { ExtractedItem } from '../parse/extract-items.ts';
 import { parsePage, DEFAULT_PARSE_LIMITS, type PageCut, type ParsedPage, type ParseLimits } from '../parse/parse-page.ts';
-import { hostPolicyOf, type HostLimiter } from '../politeness/host-limiter.ts';
+import { hostPolicyOf } from '../politeness/host-limiter.ts';
 import { throttleBoundsOf, type AutoThrottle, type ThrottleOutcome } from '../politeness/auto-throttle.ts';
 import type { BlockClassifier } from '../blocks/block-classifier.ts';
-import type { RobotsCache } from '../politeness/robots.ts';
-import { requestProfileOf, type RequestProfile } from '../request/request-profile.ts';
-import { openSpecCredentials, type CredentialOpener } from '../request/credentials.ts';
+import { requestProfileOf } from '../request/request-profile.ts';
+import { openSpecCredentials } from '../request/credentials.ts';
 import { RulesCache } from './rules-cache.ts';
 import { hostOf } from '../rules/crawl-rules.ts';
 import { itemsDigest, type NearDuplicates } from '../dedupe/near-duplicates.ts';
@@ -26,13 +25,8 @@ import { wantsSitemaps, type SitemapDiscovery, type SitemapReader } from '../sit
 import { specWithParams } from '../params/param-template.ts';
 import { poolSizeOf, type SessionLease, type SessionPool } from '../session/session-pool.ts';
 import { politeLoginGate } from '../session/login-gate.ts';
-import { browserWorkOf, needsBrowser, type BrowserWork } from '../fetch/browser-work.ts';
-import { ProxyConnectError, type ProxyChoice, type ProxyEndpoint, type ProxyPools } from '../proxy/proxy-pool.ts';
-
-/** Anything that turns a URL into a FetchResult: HttpFetcher, BrowserFetcher, lazyBrowserFetcher(). */
-export interface PageFetcher {
-  fetch(url: string, options?: { signal?: AbortSignal; conditional?: FetchOptions['conditional']; request?: RequestProfile | null; work?: BrowserWork | null; proxy?: ProxyEndpoint | null } & Pick<FetchOptions, 'documents' | 'accept' | 'maxBodyBytes' | 'oversize'>): Promise<FetchResult>;
-}
+import { browserWorkOf, needsBrowser } from '../fetch/browser-work.ts';
+import { ProxyConnectError, type ProxyChoice } from '../proxy/proxy-pool.ts';
 
 /**
  * Stored page bodies by content hash, for the HTTP cache (the worker's content store). Undefined
@@ -70,25 +64,15 @@ export interface DerivedFormats {
   readonly pagesRead?: number;
 }
 
-/** A linked file of a page, fetched for the job's downloads (PageProcessor.download). */
-export interface DownloadedFile {
-  readonly url: string;
-  readonly contentType: string | null;
-  readonly data: Uint8Array;
-}
-
 /**
  * Where parsing runs: in-line by default; the worker hands it to its parse threads, where the
  * page's `signal` (its budget) stops it.
  */
 export type ParseStep = (job: ParseJob, options?: { signal?: AbortSignal }) => Promise<Pick<ParsedPage, 'links' | 'nextPage' | 'items' | 'cut'> & Partial<Pick<ParsedPage, 'canonical' | 'metadata' | 'simhash' | 'downloads'>> & { readonly derived?: DerivedFormats | null }>;
 
-export interface PageProcessorDeps {
-  readonly http: PageFetcher;
+export interface PageProcessorDeps extends DownloadDeps {
   /** For specs that need a browser (`requires_browser`, actions, scrolled lists, screenshots: needsBrowser); without it such fetches go over plain HTTP. */
   readonly browser?: PageFetcher;
-  readonly robots: RobotsCache;
-  readonly limiter: HostLimiter;
   readonly rules?: RulesCache;
   readonly parseLimits?: ParseLimits;
   /** Default: parsePage on this thread, with the job's rules compiled once (RulesCache). */
@@ -107,12 +91,6 @@ export interface PageProcessorDeps {
   readonly throttle?: AutoThrottle;
   /** Jobs' session pools (CrawlSpec.sessions, login); without it, a page carries the spec's cookies only. */
   readonly sessions?: Pick<SessionPool, 'lease'>;
-  /** Opens the spec's sealed credentials (the worker's TRAWL_SECRETS_KEY); without it they are used as they are. */
-  readonly credentials?: CredentialOpener;
-  /** Jobs' proxy pools (CrawlSpec.proxies, TRAWL_PROXY_URL: proxy-pool.ts); without it every fetch goes direct. */
-  readonly proxies?: Pick<ProxyPools, 'pick' | 'report'>;
-  /** How PDFs are read (their text for the text and markdown formats) and the ceiling of downloads; without it, PDFs are recorded unread and downloads are not fetched. */
-  readonly documents?: DocumentLimits;
   /** The pages this worker kept per job and host, to mark near-duplicates (dedupe/near-duplicates.ts); without it, none is marked. */
   readonly nearDuplicates?: Pick<NearDuplicates, 'check'>;
 }

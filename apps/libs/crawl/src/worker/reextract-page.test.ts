@@ -11,7 +11,8 @@ import { RobotsCache } from '../politeness/robots.ts';
 import { testSpec } from '../rules/test-spec.ts';
 import type { FetchWithSpec } from '../spec/spec-reference.ts';
 import { fetchId } from '../url/normalise.ts';
-import { PageProcessor, type PageFetcher } from './page-processor.ts';
+import { PageProcessor } from './page-processor.ts';
+import type { PageFetcher } from '../fetch/page-fetcher.ts';
 
 const JOB = '5a1c2a4e-93b7-5d0a-8c1e-2b7f4d9a0e11';
 const SOURCE = '0c5e1f7a-2b3d-5e4f-8a9b-1c2d3e4f5a6b';

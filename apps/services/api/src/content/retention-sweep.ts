@@ -7,8 +7,8 @@
 import type { ContentStore } from '@trawl/content';
 import type { Logger } from '@trawl/streams';
 import type { Pool } from '@trawl/store';
-import type { ContentRetentionConfig } from '../config.ts';
 import { expiredJobs } from '../data/job-content.ts';
+import type { ContentRetentionConfig } from './retention.ts';
 import { deleteJobContent, STALE_DELETION_MS } from './delete-job-content.ts';
 
 export interface RetentionSweepOptions {

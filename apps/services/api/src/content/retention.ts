@@ -10,8 +10,16 @@
  * - counted from the job's end (finished, failed or cancelled): a running job's content is never
  *   swept.
  */
-import type { ContentRetentionConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
+
+export interface ContentRetentionConfig {
+  /** A job that names no `content_retention` keeps its content this long (`TRAWL_CONTENT_RETENTION_SECONDS`). */
+  readonly defaultSeconds: number;
+  /** The longest a job may ask for, and the longest any job keeps it (`TRAWL_CONTENT_RETENTION_MAX_SECONDS`). */
+  readonly maxSeconds: number;
+  /** How often expired jobs' content is looked for; 0: never, by this instance (`TRAWL_CONTENT_SWEEP_MS`). */
+  readonly sweepMs: number;
+}
 
 export function retentionSeconds(asked: number | null | undefined, config: Pick<ContentRetentionConfig, 'defaultSeconds' | 'maxSeconds'>): number {
   return Math.min(asked ?? config.defaultSeconds, config.maxSeconds);

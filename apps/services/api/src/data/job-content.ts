@@ -4,7 +4,7 @@
  * retention has run out. The objects themselves are deleted by content/delete-job-content.ts.
  */
 import type { Pool, PoolClient } from '@trawl/store';
-import type { ContentRetentionConfig } from '../config.ts';
+import type { ContentRetentionConfig } from '../content/retention.ts';
 
 type Db = Pool | PoolClient;
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { samples, type CacheReuse, type EventMap } from '@trawl/schemas';
 import { InMemoryReadModel } from './in-memory-model.ts';
-import type { ProjectableEvent } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 import { cacheKey, isCacheable } from './cache-row.ts';
 import { pageFromFetched } from './page-row.ts';
 

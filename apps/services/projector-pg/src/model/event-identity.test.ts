@@ -4,7 +4,8 @@ import { samples } from '@trawl/schemas';
 import { atLeastOnceLog, consumerOrder, decoded, placeInPartitions, type PlacedRecord } from '@trawl/streams/testing';
 import { InMemoryReadModel } from './in-memory-model.ts';
 import { firstOccurrences, firstOccurrencesSql, identityOf } from './event-identity.ts';
-import { planBatch, type ProjectableEvent } from './plan-batch.ts';
+import { planBatch } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 
 /** Generated logs per property (TRAWL_PROPERTY_RUNS raises it for a longer search). */
 const RUNS = Number(process.env.TRAWL_PROPERTY_RUNS ?? 300);

@@ -27,7 +27,7 @@
  * interleave and however they are batched.
  */
 import type { EventMap } from '@trawl/schemas';
-import type { ProjectableEvent } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 import { itemKey } from './item-row.ts';
 
 /** What names an event for the read models: its id, or for an item its job and key (see above). */

@@ -7,7 +7,8 @@ import type { PageRow } from './page-row.ts';
 import type { ItemRow } from './item-row.ts';
 import { itemKey } from './item-row.ts';
 import { pageKey } from './page-row.ts';
-import { planBatch, type LogRow, type ProjectableEvent } from './plan-batch.ts';
+import { planBatch, type LogRow } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 import { cacheKey, isCacheable, pickCacheRow, type CacheRow } from './cache-row.ts';
 
 export class InMemoryReadModel {

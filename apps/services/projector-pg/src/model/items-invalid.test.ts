@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { samples, type EventMap } from '@trawl/schemas';
 import { InMemoryReadModel } from './in-memory-model.ts';
-import type { ProjectableEvent } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 
 const JOB = samples.JobDispatched.job_id;
 

@@ -14,6 +14,9 @@
  *   its canonical page's), one per line of the job's log.
  * - `sessions_replaced`: the worker's notes on PageFetched lines saying a session was retired after
  *   a block and replaced (the worker's session-events.ts writes them with this prefix).
+ *
+ * What a fetch's standing row adds to the job's pages, failures and bytes besides `pages_blocked`
+ * (contribution) is counted here too, so the planner takes every job counter from this module.
  */
 import type { PageRow } from './page-row.ts';
 import type { LoggedEventName } from './log-line.ts';
@@ -26,6 +29,19 @@ export const SESSION_REPLACED_PREFIX = 'session retired and replaced:';
 
 export function isBlockedPage(row: Pick<PageRow, 'ok' | 'error_code'>): boolean {
   return !row.ok && row.error_code !== null && BLOCKED_CODES.includes(row.error_code);
+}
+
+/** What a fetch adds to its job's counters. */
+export interface PageContribution {
+  readonly fetched: number;
+  readonly failed: number;
+  readonly bytes: number;
+  readonly blocked: number;
+}
+
+export function contribution(row: PageRow | undefined): PageContribution {
+  if (!row) return { fetched: 0, failed: 0, bytes: 0, blocked: 0 };
+  return row.ok ? { fetched: 1, failed: 0, bytes: row.bytes, blocked: 0 } : { fetched: 0, failed: 1, bytes: 0, blocked: isBlockedPage(row) ? 1 : 0 };
 }
 
 /** What one job log line adds to the job's `duplicates` and `sessions_replaced`. */

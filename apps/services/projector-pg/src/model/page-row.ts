@@ -6,7 +6,6 @@
  */
 import type { CacheReuse, PageFailed, PageFetched, RenderMode } from '@trawl/schemas';
 import { laterThan } from './job-row.ts';
-import { isBlockedPage } from './job-counters.ts';
 
 export interface PageRow {
   job_id: string;
@@ -110,17 +109,4 @@ export function pickPage(a: PageRow | undefined, b: PageRow): PageRow {
   if (!a) return b;
   if (a.ok !== b.ok) return a.ok ? a : b;
   return laterThan(b.fetched_at, b.event_id, a.fetched_at, a.event_id) ? b : a;
-}
-
-/** What a fetch adds to its job's counters. */
-export interface PageContribution {
-  readonly fetched: number;
-  readonly failed: number;
-  readonly bytes: number;
-  readonly blocked: number;
-}
-
-export function contribution(row: PageRow | undefined): PageContribution {
-  if (!row) return { fetched: 0, failed: 0, bytes: 0, blocked: 0 };
-  return row.ok ? { fetched: 1, failed: 0, bytes: row.bytes, blocked: 0 } : { fetched: 0, failed: 1, bytes: 0, blocked: isBlockedPage(row) ? 1 : 0 };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { samples } from '@trawl/schemas';
 import { InMemoryReadModel } from './in-memory-model.ts';
-import { planBatch, type ProjectableEvent } from './plan-batch.ts';
+import { planBatch } from './plan-batch.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 import { decoded, prng, syntheticCrawl } from '@trawl/streams/testing';
 
 const JOB = samples.JobDispatched.job_id;

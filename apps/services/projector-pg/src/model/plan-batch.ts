@@ -10,18 +10,15 @@
  * re-emitted under a new offset (a producer that crashed after sending) counts once, as in a
  * replay; offsets in the same transaction take care of plain redelivery.
  */
-import type { DecodedEvent } from '@trawl/streams';
 import type { EventMap } from '@trawl/schemas';
 import { emptyJob, foldJobEvent, maxDate, minDate, settle, type JobRow } from './job-row.ts';
-import { contribution, pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
+import { pageFromFailed, pageFromFetched, pageKey, pickPage, type PageRow } from './page-row.ts';
 import { itemFromEvent, itemKey, type ItemRow } from './item-row.ts';
 import { firstOccurrences } from './event-identity.ts';
 import { cacheKey, cacheRowOf, isCacheable, pickCacheRow, type CacheRow } from './cache-row.ts';
 import { isLogged, logLine, type JobEventName, type LoggedEventName, type LogLevel } from './log-line.ts';
-import { logLineCounters } from './job-counters.ts';
-
-/** What planBatch needs to know of an event: its type and body (a DecodedEvent fits). */
-export type ProjectableEvent = Pick<DecodedEvent, 'name' | 'value'>;
+import { contribution, logLineCounters } from './job-counters.ts';
+import type { ProjectableEvent } from './projectable-event.ts';
 
 export interface LogRow {
   job_id: string;

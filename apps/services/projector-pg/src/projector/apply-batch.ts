@@ -4,7 +4,8 @@
  * runs it in the transaction that also stores its offsets; a replay runs it against shadow tables.
  */
 import type pg from 'pg';
-import { batchKeys, planBatch, type BatchPlan, type ProjectableEvent, type StoredState } from '../model/plan-batch.ts';
+import { batchKeys, planBatch, type BatchPlan, type StoredState } from '../model/plan-batch.ts';
+import type { ProjectableEvent } from '../model/projectable-event.ts';
 import { itemKey } from '../model/item-row.ts';
 import { pageKey, type PageRow } from '../model/page-row.ts';
 import type { JobRow } from '../model/job-row.ts';

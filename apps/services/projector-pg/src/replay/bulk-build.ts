@@ -27,19 +27,17 @@ import { emptyJob, foldJobEvent, JOB_ROW_EVENTS, minDate, settle, type JobRow } 
 import { pageFromFailed, pageFromFetched, type PageRow } from '../model/page-row.ts';
 import { itemFromEvent, type ItemRow } from '../model/item-row.ts';
 import { isLogged, logLine, type JobEventName, type LoggedEventName } from '../model/log-line.ts';
-import type { LogRow, ProjectableEvent } from '../model/plan-batch.ts';
+import type { LogRow } from '../model/plan-batch.ts';
+import type { PositionedEvent } from '../model/projectable-event.ts';
 import { IDENTITY_COLUMNS, LOG_POSITION_COLUMNS, firstOccurrences, firstOccurrencesSql } from '../model/event-identity.ts';
 import { bulkUpsert, type Column } from '../sql/bulk-upsert.ts';
 import { copyRows } from '../sql/copy-rows.ts';
 import { CACHE_COLUMNS, ITEM_COLUMNS, JOB_COLUMNS, LOG_COLUMNS, PAGE_COLUMNS } from '../sql/row-columns.ts';
 import { CACHEABLE_SQL } from '../model/cache-row.ts';
 import { BLOCKED_PAGE_SQL, LOG_COUNTERS_SQL } from '../model/job-counters.ts';
-import { ident, type TableSet } from '../sql/tables.ts';
+import { ident, stageNames, type StagedTables, type TableSet } from '../sql/tables.ts';
 import type { ProjectedTopics } from '@trawl/streams';
 import { refusedStageRow } from './replay-failure.ts';
-
-/** An event with its place in the log (a RangeEvent fits). */
-export type PositionedEvent = ProjectableEvent & { readonly partition: number; readonly offset: bigint };
 
 type StageLogRow = Omit<LogRow, 'seq'>;
 const STAGE_LOG_COLUMNS = LOG_COLUMNS.filter((c) => c.name !== 'seq') as unknown as readonly Column<StageLogRow>[];
@@ -65,14 +63,6 @@ function stagedColumns<R>(columns: readonly Column<R>[]): readonly Column<Staged
 }
 
 const STAGE_COLUMNS = { pages: stagedColumns(PAGE_COLUMNS), items: stagedColumns(ITEM_COLUMNS), log: stagedColumns(STAGE_LOG_COLUMNS) };
-
-/** The tables that are loaded through a stage: page, item and log rows (job rows fold in memory, cache rows settle from pages). */
-export type StagedTables = Pick<TableSet, 'pages' | 'items' | 'log'>;
-
-/** The stage tables of a shadow set (`<shadow table>_stage`). */
-export function stageNames(t: TableSet): StagedTables {
-  return { pages: `${t.pages}_stage`, items: `${t.items}_stage`, log: `${t.log}_stage` };
-}
 
 const names = (cols: readonly { name: string }[]) => cols.map((c) => ident(c.name)).join(', ');
 

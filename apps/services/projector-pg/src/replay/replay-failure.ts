@@ -10,10 +10,9 @@
  */
 import type pg from 'pg';
 import { ReplayConstraintError, type EventPlace } from '../errors.ts';
-import type { PositionedEvent } from './bulk-build.ts';
-import { stageNames, type StagedTables } from './bulk-build.ts';
 import { LOG_POSITION_COLUMNS } from '../model/event-identity.ts';
-import { LIVE_TABLES, TABLE_KEYS, ident, type TableSet } from '../sql/tables.ts';
+import type { PositionedEvent } from '../model/projectable-event.ts';
+import { LIVE_TABLES, TABLE_KEYS, ident, stageNames, type StagedTables, type TableSet } from '../sql/tables.ts';
 import type { ProjectedTopics } from '@trawl/streams';
 
 /** A Postgres error as node-postgres hands it over (the fields a refusal carries). */

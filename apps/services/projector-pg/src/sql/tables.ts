@@ -29,6 +29,14 @@ export function tableList(t: TableSet): string[] {
   return TABLE_KEYS.map((k) => t[k]);
 }
 
+/** The tables a replay loads through a stage: page, item and log rows (job rows fold in memory, cache rows settle from pages). */
+export type StagedTables = Pick<TableSet, 'pages' | 'items' | 'log'>;
+
+/** The stage tables of a shadow set (`<shadow table>_stage`), unindexed, where the bulk build appends rows. */
+export function stageNames(t: TableSet): StagedTables {
+  return { pages: `${t.pages}_stage`, items: `${t.items}_stage`, log: `${t.log}_stage` };
+}
+
 /** Table names here come from code (LIVE_TABLES, a checked suffix), never from input; quoted anyway. */
 export function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
