@@ -16,11 +16,16 @@ describe('compileService', () => {
   it('bundles main.ts and each *-thread.ts; the result runs under plain node with source-relative paths intact', async () => {
     const compiled = await compileService(APP, out);
     expect(compiled.main).toBe(join(out, COMPILED_MAIN));
-    expect(compiled.files.map((f) => basename(f)).sort()).toEqual(['echo-thread.mjs', 'echo-thread.mjs.map', 'main.mjs', 'main.mjs.map']);
+    const [lazyChunk, ...others] = compiled.files.filter((f) => f.includes('/chunks/') && f.endsWith('.mjs'));
+    expect(compiled.files.filter((f) => !f.includes('/chunks/')).map((f) => basename(f)).sort()).toEqual(['echo-thread.mjs', 'echo-thread.mjs.map', 'main.mjs', 'main.mjs.map']);
+    // What main.ts imports dynamically is a chunk of its own, with its npm package: loaded only when imported.
+    expect(others).toEqual([]);
+    expect(readFileSync(lazyChunk!, 'utf8')).toMatch(/from "\/[^"]*\/node_modules\/esbuild\/[^"]+"/);
 
     const bundle = readFileSync(compiled.main, 'utf8');
     expect(bundle).not.toMatch(/from ["']@trawl\//); // workspace packages are inside
     expect(bundle).toMatch(/from "\/[^"]*\/node_modules\/pino\/[^"]+"/); // npm packages: the file Node would load
+    expect(bundle).not.toMatch(/node_modules\/esbuild\//);
 
     // No tsx anywhere: a plain node process, run from elsewhere.
     const run = spawnSync(process.execPath, [compiled.main], { cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 });
@@ -35,6 +40,7 @@ describe('compileService', () => {
       ownUrl: pathToFileURL(join(APP, 'src', 'main.ts')).href,
       pino: 'function',
       echoed: 'echo:ping',
+      lazy: 'string',
     });
   });
 

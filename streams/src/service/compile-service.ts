@@ -6,7 +6,9 @@
  *
  * `compileService` bundles an app with esbuild (what tsx itself transforms with): `src/main.ts`,
  * and every `src/**\/*-thread.ts` as an entry of its own (for worker threads; no app has one now), into
- * `<outDir>/main.mjs` and `<outDir>/<name>-thread.mjs`. The app and the workspace packages it
+ * `<outDir>/main.mjs` and `<outDir>/<name>-thread.mjs`, with the code they share and what they
+ * import dynamically in `<outDir>/chunks/` (named by content: a chunk a running process loads late
+ * is never overwritten or removed by a newer build). The app and the workspace packages it
  * imports go into the bundle; npm packages stay outside and are imported from the very file Node
  * would load for the source (each is resolved from the importing source file, then written as
  * an absolute path), so nested versions such as apps/services/api's own ajv hold. Every module keeps its
@@ -65,6 +67,10 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
     entryPoints: [main, ...threadEntries(join(appDir, 'src'))],
     outdir: outDir,
     entryNames: '[name]',
+    // A dynamic import stays one: its module and the npm packages it imports load when first
+    // needed (a parse thread's derivers, linkedom alone ~130 ms), not with the entry.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
@@ -104,6 +110,7 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
   const tag = randomUUID().slice(0, 8);
   const files: string[] = [];
   for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
     const temp = `${file.path}.${tag}.tmp`;
     writeFileSync(temp, file.contents);
     renameSync(temp, file.path);
@@ -127,6 +134,18 @@ export function compileApp(app: string, env: NodeJS.ProcessEnv = process.env): P
     compiling.set(outDir, pending);
   }
   return pending;
+}
+
+/**
+ * The environment a compiled service runs with: Node's on-disk compile cache
+ * (`<TRAWL_HOME>/build/compile-cache`, or NODE_COMPILE_CACHE as given), so a process or thread
+ * that starts again loads its modules from V8's cached code instead of compiling them. A parse
+ * thread replaced after a time limit starts in ~160 ms instead of ~270 ms, a service's start
+ * is shorter, and the cache is keyed by each file's content and Node's version, so a new build
+ * never runs stale code.
+ */
+export function compiledServiceEnv(env: NodeJS.ProcessEnv = process.env): { readonly NODE_COMPILE_CACHE: string } {
+  return { NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE || join(buildRoot(env), 'compile-cache') };
 }
 
 /** An app's compiled main: what `node` is given, and what `trawl status` looks for in a process's command line. */

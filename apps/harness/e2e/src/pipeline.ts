@@ -23,7 +23,7 @@ import {
   operatorPortVariable,
   type LoggedEvent,
 } from '@trawl/streams';
-import { compileApp } from '@trawl/streams/build';
+import { compileApp, compiledServiceEnv } from '@trawl/streams/build';
 import { createTestDatabase, type TestDatabase } from '@trawl/store/testing';
 import type { Kafka } from 'kafkajs';
 
@@ -122,14 +122,15 @@ export class Pipeline {
     const nodeArgs: string[] = [];
     if (this.profiling.apps.has(app)) {
       // One folder per child: Node writes a profile per thread (the worker's parse threads too),
-      // named CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile; the main thread's tid is 0.
+      // named CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile; the main thread's tid is 0. Private,
+      // as everything under TRAWL_HOME is.
       const dir = join(this.profiling.dir, `${app}-${this.children.length}`);
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
     }
     const proc = spawn(process.execPath, [...nodeArgs, this.mains[app]], {
       cwd: repoRoot,
-      env: { ...process.env, TRAWL_LOG_LEVEL: 'info', ...this.env, [operatorPortVariable(app)]: String(operatorPort), ...extraEnv },
+      env: { ...process.env, ...compiledServiceEnv(), TRAWL_LOG_LEVEL: 'info', ...this.env, [operatorPortVariable(app)]: String(operatorPort), ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout!.pipe(log);

@@ -16,8 +16,9 @@
  *   waiting does not hold every thread while another user's one page waits behind it, and a page
  *   is only handed to piscina when a thread is free, so its time limit measures its own parse.
  * - A parse still running after SLOW_PARSE_MS (a usual page takes 1–50 ms) gives its slot back
- *   to the other users' pages — the pool starts another thread beside it, up to three times
- *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
+ *   to the other users' pages — the next starts on the spare thread the pool keeps started, and
+ *   the pool starts another beside it, up to three times TRAWL_PARSE_THREADS in all — and its
+ *   thread drops to the lowest CPU priority (nice 19) until
  *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
  *   process may not raise a thread's priority back (no CAP_SYS_NICE, checked at start), slow parses
  *   are not lowered: a thread left at nice 19 would parse every later page at it. Nice orders
@@ -151,7 +152,9 @@ export class ParsePool {
     const entry = threadEntry();
     this.piscina = new Piscina<ThreadParseJob, ParseAnswer>({
       ...entry,
-      minThreads: options.threads,
+      // One thread more than the slots, started and idle: the page that a slow parse's slot goes
+      // to starts on it at once, not after a thread's start (~160 ms, seconds on a busy machine).
+      minThreads: options.threads + 1,
       maxThreads,
       idleTimeout: options.idleTimeoutMs,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb },

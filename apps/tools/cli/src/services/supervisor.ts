@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildRoot, compileApp, compiledMainOf } from '@trawl/streams/build';
+import { buildRoot, compileApp, compiledMainOf, compiledServiceEnv } from '@trawl/streams/build';
 import { logsDir, repoRoot, runDir } from '../lib/paths.ts';
 import { mainOf, type ServiceSpec } from './catalogue.ts';
 import { compileKeeper, keeperMain } from './keeper-build.ts';
@@ -97,7 +97,7 @@ export async function startService(spec: ServiceSpec, env: NodeJS.ProcessEnv): P
   try {
     const child = spawn(process.execPath, [keeper, spec.name, JSON.stringify(config)], {
       cwd: repoRoot,
-      env: { ...env, ...spec.env },
+      env: { ...env, ...compiledServiceEnv(env), ...spec.env },
       detached: true,
       stdio: ['ignore', log, log],
     });
