@@ -48,6 +48,7 @@ import { HeartbeatKeeper } from './heartbeat-keeper.ts';
 import { OffsetCommitter, groupOffsetsByTopic, type CommitTarget } from './offset-committer.ts';
 import { PauseControl, tpKey } from './pause-control.ts';
 import { batchBytes, type FlowMinBytes } from './flow-min-bytes.ts';
+import { RestingFetch, restSettings } from './resting-fetch.ts';
 
 export type GroupOffsets = { topic: string; partition: number; offset: string }[];
 
@@ -146,6 +147,10 @@ export interface MemberStrategy<Stats> {
   close(idle: boolean): Promise<void>;
 }
 
+/** kafkajs's defaults, for a member whose setup leaves them out. */
+const KAFKAJS_SESSION_TIMEOUT_MS = 30_000;
+const KAFKAJS_MAX_WAIT_MS = 5_000;
+
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
@@ -161,6 +166,8 @@ class GroupMember<Stats> implements MemberRuntime {
   readonly strategy: MemberStrategy<Stats>;
   private readonly committer: OffsetCommitter | undefined;
   private readonly heartbeats: HeartbeatKeeper;
+  /** The fetch's wait and minimum bytes: the consumer's own while work flows, longer while idle. */
+  private readonly fetchPace: RestingFetch;
   private consumer: Consumer | undefined;
   private groupCommit: ((offsets: GroupOffsets) => Promise<void>) | undefined;
   /** eachBatch calls running now. */
@@ -192,9 +199,19 @@ class GroupMember<Stats> implements MemberRuntime {
             send: (offsets) => this.commitToGroup(offsets),
             logger: this.logger,
             intervalMs: setup.commitIntervalMs,
+            idle: () => this.busy() === 0,
             ...(s.onCommitted ? { onCommitted: () => s.onCommitted!() } : {}),
           });
     this.heartbeats = new HeartbeatKeeper(setup.heartbeatIntervalMs, () => this.busy() > 0, this.logger, () => this.committer?.request());
+    const rest = restSettings(setup.consumer.sessionTimeout ?? KAFKAJS_SESSION_TIMEOUT_MS);
+    this.fetchPace = new RestingFetch({
+      busyWaitMs: setup.consumer.maxWaitTimeInMs ?? KAFKAJS_MAX_WAIT_MS,
+      minBytes: setup.consumer.minBytes ?? 1,
+      ...rest,
+      // A paused partition comes back, and a running handler's backpressure lifts, at the next fetch.
+      hold: () => this.busy() > 0,
+      resumesWithinMs: () => this.pauses.resumesWithinMs(),
+    });
   }
 
   get deliveries(): DeliveryCounter {
@@ -213,6 +230,7 @@ class GroupMember<Stats> implements MemberRuntime {
   seek(topic: string, partition: number, offset: bigint): void {
     if (!this.consumer) throw new Error('the consumer is not running');
     this.consumer.seek({ topic, partition, offset: String(offset) });
+    this.fetchPace.wake();
   }
 
   settled(): void {
@@ -228,7 +246,12 @@ class GroupMember<Stats> implements MemberRuntime {
     const { setup, strategy } = this;
     if (setup.requiredTopics) await requireTopics(setup.kafka, setup.requiredTopics);
     await strategy.prepare?.();
-    const consumer = setup.kafka.consumer(setup.consumer);
+    // kafkajs reads both at each fetch (RestingFetch.valueOf); its types say number.
+    const consumer = setup.kafka.consumer({
+      ...setup.consumer,
+      maxWaitTimeInMs: this.fetchPace.maxWaitTimeInMs as unknown as number,
+      minBytes: this.fetchPace.minBytes as unknown as number,
+    });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onGroupJoin(payload.memberAssignment));
     if (this.committer) consumer.on(consumer.events.REBALANCING, () => void this.committer!.flush());
@@ -252,6 +275,8 @@ class GroupMember<Stats> implements MemberRuntime {
     this.heartbeats.use(payload.heartbeat);
     this.groupCommit = (offsets) => payload.commitOffsetsIfNecessary({ topics: groupOffsetsByTopic(offsets) });
     if (this.stopping.aborted || !payload.isRunning() || payload.isStale() || payload.batch.messages.length === 0) return;
+    this.fetchPace.wake();
+    this.committer?.arm();
     this.setup.fetchFlow?.observe(batchBytes(payload.batch.messages));
     this.batches += 1;
     try {
@@ -267,6 +292,8 @@ class GroupMember<Stats> implements MemberRuntime {
 
   private onGroupJoin(assignment: Record<string, number[]>): void {
     const assigned = new Set<string>();
+    // A new assignment is fetched from at the busy pace (a live feed is ready after that fetch).
+    this.fetchPace.wake();
     for (const [topic, partitions] of Object.entries(assignment)) for (const p of partitions) assigned.add(tpKey(topic, p));
     this.strategy.onAssigned(assigned);
     this.info({ assignment }, 'partitions assigned');

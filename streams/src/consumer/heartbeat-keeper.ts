@@ -3,6 +3,8 @@
  * batches only, so a consumer whose batch (or projection transaction) takes longer than the
  * session timeout is thrown out of the group. This timer calls the batch's `heartbeat()` (which
  * kafkajs itself throttles to the heartbeat interval) for as long as the owner says it is busy.
+ * It runs only then: each batch (`use`) starts it, and a tick that finds the owner idle stops it
+ * (an idle consumer heartbeats between its fetches, as kafkajs does).
  *
  * A heartbeat answered with "rebalance in progress" is reported to the owner, which uses it to
  * commit what it has finished before the partitions move.
@@ -28,23 +30,38 @@ export class HeartbeatKeeper {
     private readonly onRebalance: () => void = () => {},
   ) {}
 
-  /** The latest batch's heartbeat function (it stays valid across batches of one member). */
+  private started = false;
+
+  /** The latest batch's heartbeat function (it stays valid across batches of one member); work has come. */
   use(heartbeat: () => Promise<void>): void {
     this.heartbeat = heartbeat;
+    this.arm();
   }
 
   start(): void {
-    this.timer ??= setInterval(() => this.beat(), Math.max(100, Math.floor(this.intervalMs / 2)));
-    this.timer.unref();
+    this.started = true;
+    this.arm();
   }
 
   stop(): void {
+    this.started = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
 
+  private arm(): void {
+    if (!this.started || this.timer) return;
+    this.timer = setInterval(() => this.beat(), Math.max(100, Math.floor(this.intervalMs / 2)));
+    this.timer.unref();
+  }
+
   private beat(): void {
-    if (this.beating || !this.heartbeat || !this.busy()) return;
+    if (!this.busy() && !this.beating) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    if (this.beating || !this.heartbeat) return;
     this.beating = true;
     this.heartbeat()
       .catch((err: unknown) => {

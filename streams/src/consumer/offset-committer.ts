@@ -1,6 +1,8 @@
 /**
  * Sends offset commits: on a timer, when asked (backpressure wants the window to move), and on
- * rebalance and shutdown. One commit is in flight at a time; requests made meanwhile coalesce
+ * rebalance and shutdown. The timer runs only while there is work: `arm()` (each batch) starts it,
+ * and a tick that finds the owner idle (`idle`) with nothing to commit stops it, so an idle
+ * consumer does not wake up every interval for nothing. One commit is in flight at a time; requests made meanwhile coalesce
  * into the next one. A failed commit is logged and simply retried by the next one, since the
  * offsets it carried are still the right ones to commit (or older than them).
  */
@@ -21,6 +23,8 @@ export interface OffsetCommitterOptions {
   readonly logger: Logger;
   readonly intervalMs: number;
   readonly onCommitted?: (count: number) => void;
+  /** Nothing running that could still finish (and move an offset): an empty tick may stop the timer. Default never. */
+  readonly idle?: () => boolean;
 }
 
 export class OffsetCommitter {
@@ -28,17 +32,35 @@ export class OffsetCommitter {
   private inFlight: Promise<boolean> | undefined;
   private again = false;
   private scheduled = false;
+  private started = false;
 
   constructor(private readonly options: OffsetCommitterOptions) {}
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.options.intervalMs);
+    this.started = true;
+    this.arm();
+  }
+
+  /** Work arrived: commit on the timer until it is done and committed. */
+  arm(): void {
+    if (!this.started || this.timer) return;
+    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
     this.timer.unref();
   }
 
   stop(): void {
+    this.started = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  private tick(): void {
+    if (this.options.idle?.() && !this.inFlight && this.options.collect().length === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    void this.flush();
   }
 
   /** Commits soon (next turn of the event loop), coalescing with other requests. */

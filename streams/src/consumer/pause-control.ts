@@ -20,6 +20,8 @@ export function tpKey(topic: string, partition: number): string {
 interface Paused extends TopicPartition {
   readonly reasons: Set<PauseReason>;
   readonly timers: Map<PauseReason, NodeJS.Timeout>;
+  /** When each timed reason lifts (epoch ms). */
+  readonly until: Map<PauseReason, number>;
 }
 
 export class PauseControl {
@@ -36,7 +38,7 @@ export class PauseControl {
     const key = tpKey(topic, partition);
     let entry = this.paused.get(key);
     if (!entry) {
-      entry = { topic, partition, reasons: new Set(), timers: new Map() };
+      entry = { topic, partition, reasons: new Set(), timers: new Map(), until: new Map() };
       this.paused.set(key, entry);
       this.call('pause', topic, partition);
     }
@@ -51,9 +53,11 @@ export class PauseControl {
     if (existing) clearTimeout(existing);
     const timer = setTimeout(() => {
       entry.timers.delete(reason);
+      entry.until.delete(reason);
       this.resume(topic, partition, reason);
     }, Math.max(0, at - Date.now()));
     entry.timers.set(reason, timer);
+    entry.until.set(reason, at);
   }
 
   resume(topic: string, partition: number, reason: PauseReason): void {
@@ -63,6 +67,7 @@ export class PauseControl {
     const timer = entry.timers.get(reason);
     if (timer) clearTimeout(timer);
     entry.timers.delete(reason);
+    entry.until.delete(reason);
     if (entry.reasons.size > 0) return;
     this.paused.delete(key);
     this.call('resume', topic, partition);
@@ -89,6 +94,25 @@ export class PauseControl {
 
   get size(): number {
     return this.paused.size;
+  }
+
+  /**
+   * How soon a paused partition may resume: undefined when none is paused, 0 when one waits for
+   * something without a time (backpressure lifts when work finishes), else the ms until the
+   * earliest partition's last timed reason lifts. A resting fetch waits no longer than this.
+   */
+  resumesWithinMs(now = Date.now()): number | undefined {
+    let soonest: number | undefined;
+    for (const entry of this.paused.values()) {
+      let at = -Infinity;
+      for (const reason of entry.reasons) {
+        const until = entry.until.get(reason);
+        if (until === undefined) return 0;
+        at = Math.max(at, until);
+      }
+      soonest = Math.min(soonest ?? Infinity, Math.max(0, at - now));
+    }
+    return soonest;
   }
 
   /** Drops every reason for a partition this consumer no longer owns, and un-pauses it in kafkajs. */

@@ -19,6 +19,7 @@ import type { EventName } from '@trawl/schemas';
 import { RetriableError } from '../errors.ts';
 import type { EventCodec } from '../registry/event-codec.ts';
 import { topicOffsets } from '../reader/log-positions.ts';
+import { RestingFetch, restSettings } from './resting-fetch.ts';
 
 export interface TableRecord {
   readonly name: EventName;
@@ -53,7 +54,15 @@ export async function subscribeTable(options: TableSubscriptionOptions): Promise
   const { kafka, codec, logger, topic } = options;
   /** Next offset to read, per partition. */
   const positions = new Map<number, bigint>();
-  const consumer: Consumer = kafka.consumer({ groupId: `${options.groupPrefix}-${randomUUID()}`, maxWaitTimeInMs: 100, sessionTimeout: 30_000 });
+  const sessionTimeout = 30_000;
+  // Quiet state topics rest like any consumer (consumer/resting-fetch.ts); a record still arrives at once.
+  const pace = new RestingFetch({ busyWaitMs: 100, minBytes: 1, ...restSettings(sessionTimeout) });
+  const consumer: Consumer = kafka.consumer({
+    groupId: `${options.groupPrefix}-${randomUUID()}`,
+    maxWaitTimeInMs: pace.maxWaitTimeInMs as unknown as number,
+    minBytes: pace.minBytes as unknown as number,
+    sessionTimeout,
+  });
   const admin: Admin = kafka.admin();
   await Promise.all([consumer.connect(), admin.connect()]);
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -61,6 +70,7 @@ export async function subscribeTable(options: TableSubscriptionOptions): Promise
     autoCommit: false,
     eachBatchAutoResolve: true,
     eachBatch: async ({ batch }) => {
+      pace.wake();
       for (const m of batch.messages) {
         if (m.value) {
           try {

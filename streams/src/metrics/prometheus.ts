@@ -74,3 +74,19 @@ export function liveGaugeIn(registry: Registry, name: string, help: string, labe
 
 /** Handler and batch durations, in seconds: 1 ms to 2 minutes (a page fetch with retries in place). */
 export const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] as const;
+
+/**
+ * The resolution of the event-loop delay histogram behind `collectDefaultMetrics`'s
+ * `nodejs_eventloop_lag_*` (TRAWL_EVENT_LOOP_SAMPLE_MS, default 1000 ms). prom-client's 10 ms is a
+ * timer firing a hundred times a second in every process for as long as it runs — half a percent of
+ * a core each on the 2-core dev box, most of an idle service's cost — and nothing reads those
+ * figures at that grain: a stall shows at any resolution (a late timer is late), and `/healthz`
+ * judges the loop with its own 500 ms tick.
+ */
+export function eventLoopSampleMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.TRAWL_EVENT_LOOP_SAMPLE_MS;
+  if (raw === undefined || raw.trim() === '') return 1_000;
+  const ms = Number(raw);
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new RangeError(`TRAWL_EVENT_LOOP_SAMPLE_MS must be a whole number of ms ≥ 1, got "${raw}"`);
+  return ms;
+}

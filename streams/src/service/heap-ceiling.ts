@@ -14,6 +14,11 @@
  * A heap that is really that big (a large live set) is not collected over and over: after a
  * collection that left more than half the ceiling alive, the next one waits until the heap is
  * twice that live size.
+ *
+ * A heap that grows is looked at every `intervalMs`; one that stays still (an idle service) ever
+ * less often, up to eight times that (2 s by default), so that an idle process is not woken four times a second for
+ * nothing. The first look that sees it grow again brings the pace back: a heap climbs from an
+ * idle size to the ceiling over many looks, and only the first of them comes later.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,7 +27,7 @@ import type { Logger } from 'pino';
 export interface HeapCeilingOptions {
   /** The heap in use, in MB, past which a full collection is forced. */
   readonly ceilingMb: number;
-  /** How often the heap is looked at. Default 250 ms. */
+  /** How often a growing heap is looked at (a still one up to 8× less often). Default 250 ms. */
   readonly intervalMs?: number;
   readonly logger: Logger;
 }
@@ -34,6 +39,8 @@ export interface HeapCeiling {
 }
 
 const MB = 1024 * 1024;
+/** A still heap is looked at up to this many times less often than a growing one. */
+const STILL_LOOKS_FACTOR = 8;
 
 /** `gc()` without starting node with `--expose-gc`: the flag is set, then a new context has the function. */
 function exposeGc(): () => void {
@@ -48,24 +55,37 @@ export function startHeapCeiling({ ceilingMb, intervalMs = 250, logger }: HeapCe
   const floor = ceilingMb * MB;
   let ceiling = floor;
   let collections = 0;
-  const timer = setInterval(() => {
+  let last = getHeapStatistics().used_heap_size;
+  let waitMs = intervalMs;
+  const look = () => {
     const before = getHeapStatistics().used_heap_size;
-    if (before <= ceiling) return;
-    const started = performance.now();
-    gc();
-    const after = getHeapStatistics().used_heap_size;
-    collections += 1;
-    ceiling = after > floor / 2 ? Math.max(floor, 2 * after) : floor;
-    logger.info(
-      { heapBeforeMb: Math.round(before / MB), heapAfterMb: Math.round(after / MB), ms: Math.round(performance.now() - started), nextCeilingMb: Math.round(ceiling / MB) },
-      'heap past its ceiling: collected',
-    );
-  }, intervalMs);
-  timer.unref();
+    // Growth by less than a MiB between looks is an idle process's own bookkeeping.
+    waitMs = before > last + MB ? intervalMs : Math.min(waitMs * 2, STILL_LOOKS_FACTOR * intervalMs);
+    last = before;
+    if (before > ceiling) {
+      const started = performance.now();
+      gc();
+      const after = getHeapStatistics().used_heap_size;
+      last = after;
+      waitMs = intervalMs;
+      collections += 1;
+      ceiling = after > floor / 2 ? Math.max(floor, 2 * after) : floor;
+      logger.info(
+        { heapBeforeMb: Math.round(before / MB), heapAfterMb: Math.round(after / MB), ms: Math.round(performance.now() - started), nextCeilingMb: Math.round(ceiling / MB) },
+        'heap past its ceiling: collected',
+      );
+    }
+    if (!stopped) timer = setTimeout(look, waitMs).unref();
+  };
+  let stopped = false;
+  let timer = setTimeout(look, waitMs).unref();
   return {
     get collections() {
       return collections;
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }

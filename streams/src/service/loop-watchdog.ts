@@ -8,8 +8,9 @@
  * and after TRAWL_MAX_DELIVERIES dead-letters the one that keeps killing its consumer as poison
  * (consumer/delivery-verdict.ts).
  *
- * The main thread stamps the time into shared memory every `limitMs / 4` (at most every second);
- * the watchdog thread looks as often. Past the limit it writes one fatal JSON line to stderr (the
+ * The main thread stamps the time into shared memory every `limitMs / 4` (at most every 5 s: with
+ * the default 30 s limit a blocked loop is killed within 35 s, and an idle process is not woken
+ * every second for it); the watchdog thread looks as often. Past the limit it writes one fatal JSON line to stderr (the
  * format of the service's logs; pino cannot run in the thread) and sends SIGKILL to its own
  * process: nothing on the blocked main thread would run a gentler exit. The thread is eval'd
  * JavaScript, so it needs neither a build step nor a TypeScript loader, compiled or not.
@@ -50,7 +51,7 @@ export function startLoopWatchdog({ limitMs, logger, name }: LoopWatchdogOptions
   const last = new BigInt64Array(stamp);
   const touch = () => Atomics.store(last, 0, BigInt(Date.now()));
   touch();
-  const checkMs = Math.max(10, Math.min(1_000, Math.floor(limitMs / 4)));
+  const checkMs = Math.max(10, Math.min(5_000, Math.floor(limitMs / 4)));
   const ticker = setInterval(touch, checkMs);
   ticker.unref();
   const thread = new Worker(THREAD, { eval: true, workerData: { stamp, limitMs, checkMs, pid: process.pid, name } });

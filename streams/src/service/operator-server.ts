@@ -42,8 +42,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export async function startOperatorServer(o: OperatorServerOptions): Promise<OperatorServer> {
   const maxLoopDelayMs = o.maxLoopDelayMs ?? 5_000;
   const readiness = new ReadinessCache(o.checks, { ttlMs: o.readyCacheMs ?? readyCacheMsFromEnv() });
-  // A timer that should fire every 500 ms: how late it fires is how long the loop was held up.
-  const TICK_MS = 500;
+  // A timer that should fire every second: how late it fires is how long the loop was held up
+  // (a stall of `maxLoopDelayMs`, seconds, shows as well at this pace as at a faster one, which
+  // would only wake an idle process more often).
+  const TICK_MS = 1_000;
   let lastTick = performance.now();
   let loopDelayMs = 0;
   const ticker = setInterval(() => {

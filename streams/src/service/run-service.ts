@@ -18,7 +18,7 @@ import { startHeartbeatFile } from './heartbeat-file.ts';
 import { startLoopWatchdog } from './loop-watchdog.ts';
 import type { Registry } from 'prom-client';
 import { collectDefaultMetrics } from 'prom-client';
-import { defaultMetrics } from '../metrics/prometheus.ts';
+import { defaultMetrics, eventLoopSampleMs } from '../metrics/prometheus.ts';
 import { DEFAULT_OPERATOR_PORTS, operatorPortFromEnv, operatorPortVariable, startOperatorServer, type OperatorServer, type ServicePhase } from './operator-server.ts';
 import type { ReadinessChecks } from './readiness.ts';
 import { flushTraces, startTracing } from '../tracing/trace-context.ts';
@@ -145,7 +145,7 @@ async function openOperatorPort(
   o: Pick<Parameters<typeof startOperatorServer>[0], 'phase' | 'checks' | 'facts' | 'registries'>,
 ): Promise<OperatorServer | undefined> {
   if (!processMetricsOn) {
-    collectDefaultMetrics({ register: defaultMetrics, prefix: 'trawl_' });
+    collectDefaultMetrics({ register: defaultMetrics, prefix: 'trawl_', eventLoopMonitoringPrecision: eventLoopSampleMs() });
     processMetricsOn = true;
   }
   if (port === undefined) {

@@ -83,3 +83,21 @@ export function descendantPids(root: number): number[] {
   }
   return out;
 }
+
+/** Context switches of every thread of `pid` so far (voluntary + not): how often it woke up. 0 once gone. */
+export function contextSwitches(pid: number): number {
+  let n = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+        n += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) + Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      } catch {
+        // thread gone meanwhile
+      }
+    }
+  } catch {
+    // process gone
+  }
+  return n;
+}

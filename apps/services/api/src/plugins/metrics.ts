@@ -5,6 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { eventLoopSampleMs } from '@trawl/streams';
 
 export interface ApiMetrics {
   readonly registry: Registry;
@@ -23,7 +24,7 @@ declare module 'fastify' {
 
 export function createMetrics(): ApiMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'trawl_api_' });
+  collectDefaultMetrics({ register: registry, prefix: 'trawl_api_', eventLoopMonitoringPrecision: eventLoopSampleMs() });
   return {
     registry,
     httpDuration: new Histogram({
