@@ -121,6 +121,17 @@ export class InvalidOptionError extends StreamsError {
   readonly retriable = false;
 }
 
+/**
+ * A producer's delivery settings fall short of the topics it writes: acks below all or no
+ * idempotence where `min.insync.replicas` > 1 (a write acknowledged by one broker would be lost
+ * with it), or a topic whose `min.insync.replicas` exceeds its copies (every write refused).
+ * Thrown at service start, before the first event.
+ */
+export class DeliveryConfigError extends StreamsError {
+  readonly code = 'TRAWL_DELIVERY_CONFIG';
+  readonly retriable = false;
+}
+
 /** Thrown by the testing helpers when a part of the local stack does not answer; says which and what to do. */
 export class StackUnavailableError extends StreamsError {
   readonly code = 'TRAWL_STACK_UNAVAILABLE';

@@ -14,6 +14,7 @@ export { LISTENER_PORT_DEFAULTS, stackListeners, type StackListener } from './co
 export { authHeaders, httpTarget } from './config/http-credentials.ts';
 export {
   DeferredError,
+  DeliveryConfigError,
   EventTooLargeError,
   InvalidOptionError,
   NonRetriableError,
@@ -28,8 +29,19 @@ export { TrawlError } from '@trawl/schemas';
 export { createLogger, type Logger } from './logger.ts';
 export { createKafka } from './kafka/client.ts';
 export { kafkajsFastPaths } from './kafka/kafkajs.ts';
-export { TOPICS, TOPIC_PREFIX, catalogueOptions, consumerGroup, topicCatalogue, type TopicSpec } from './topics/catalogue.ts';
-export { provisionTopics } from './topics/provision.ts';
+export {
+  TOPICS,
+  TOPIC_PREFIX,
+  catalogueOptions,
+  consumerGroup,
+  replicationConfigs,
+  replicationFor,
+  topicCatalogue,
+  type TopicReplication,
+  type TopicSpec,
+} from './topics/catalogue.ts';
+export { provisionTopics, replicationOf, type ProvisionReport } from './topics/provision.ts';
+export { EVENT_DELIVERY, checkDelivery, type DeliveryCheck, type DeliverySettings } from './producer/delivery.ts';
 export { EventCodec, subjectFor, type DecodedEvent, type EventFields } from './registry/event-codec.ts';
 export { eventId, stableId, uuidv5 } from './producer/event-id.ts';
 export {
@@ -82,7 +94,7 @@ export {
   type ProjectionOptions,
 } from './projection/run-projection.ts';
 export { projectionFetchSettings } from './projection/projection-options.ts';
-export { MetricsRegistry, counterIn, defaultMetrics, histogramIn, liveGaugeIn, DURATION_BUCKETS } from './metrics/prometheus.ts';
+export { MetricsRegistry, counterIn, defaultMetrics, eventLoopSampleMs, histogramIn, liveGaugeIn, DURATION_BUCKETS } from './metrics/prometheus.ts';
 export type { PartitionStats } from './metrics/consumer-metrics.ts';
 export { rangeKey, readRanges, type PartitionRange, type RangeEvent } from './reader/range-reader.ts';
 export { ProgressTracker, stderrProgress, type ProgressSink, type ReplayPhase, type ReplayProgress } from './reader/replay-progress.ts';

@@ -195,6 +195,9 @@ describe('topics', () => {
       const again = await provisionTopics(h.kafka, specs);
       expect(again.created).toEqual([]);
       expect(again.unchanged.sort()).toEqual(specs.map((s) => s.name).sort());
+      // One broker: one copy, writes acknowledged by it alone, as before (three brokers: chaos/brokers3.test.ts).
+      expect([again.brokers, again.replication, again.underReplicated]).toEqual([1, { factor: 1, minInsyncReplicas: 1 }, []]);
+      for (const spec of specs) expect(again.topics[spec.name], spec.name).toEqual({ factor: 1, minInsyncReplicas: 1 });
     } finally {
       const admin = h.kafka.admin();
       await admin.connect();

@@ -2,11 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Test files that only `npm run test:chaos` runs (vitest.chaos.config.ts): long outages and a
- * broker restart, minutes each, and the end-to-end overlap run (a minute of a 3-s schedule; the
+ * broker restart, minutes each, a three-broker cluster with a broker killed under writes (a minute), the registry's
+ * schemas moved from Postgres into the log and the registry restarted without Postgres (a minute), and the end-to-end overlap run (a minute of a 3-s schedule; the
  * dispatcher's own overlap test covers its rules in every `npm test`). The cheap chaos (SIGKILLed processes, test/chaos/processes.test.ts)
  * runs here too.
  */
-export const CHAOS_ONLY = ['test/chaos/outages.test.ts', 'test/chaos/overlap.test.ts'];
+export const CHAOS_ONLY = ['test/chaos/outages.test.ts', 'test/chaos/overlap.test.ts', 'test/chaos/brokers3.test.ts', 'test/chaos/registry-log.test.ts'];
 
 // Whole pipelines of child processes on the shared stack: one file at a time, generous hooks
 // (stopping a pipeline deletes its topics and drops its database).

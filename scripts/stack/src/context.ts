@@ -36,6 +36,21 @@ export interface StackContext {
    * server lets any local user in as any role: off unless asked (postgres.ts).
    */
   readonly adoptTrustingPostgres: boolean;
+  /**
+   * Kafka nodes asked for (`up --brokers N`, TRAWL_KAFKA_NODES); undefined: as the log under
+   * TRAWL_HOME/kafka was formatted, one for a new one (kafka.ts).
+   */
+  readonly kafkaNodes: number | undefined;
+}
+
+/** The most Kafka nodes the stack runs on one machine. */
+export const MAX_KAFKA_NODES = 9;
+
+function kafkaNodes(raw: string | number | undefined, from: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_KAFKA_NODES) throw new Error(`${from} must be a whole number of brokers from 1 to ${MAX_KAFKA_NODES}, got "${raw}"`);
+  return n;
 }
 
 export const PORT_DEFAULTS = {
@@ -69,7 +84,12 @@ export function resolvePorts(env: NodeJS.ProcessEnv): StackPorts {
   };
 }
 
-export function createContext(env: NodeJS.ProcessEnv = process.env): StackContext {
+export interface ContextOptions {
+  /** `--brokers N`: wins over TRAWL_KAFKA_NODES. */
+  readonly kafkaNodes?: number;
+}
+
+export function createContext(env: NodeJS.ProcessEnv = process.env, opts: ContextOptions = {}): StackContext {
   const home = trawlHome(env);
   const file = stackEnvFile(env);
   const stackEnv = existsSync(file) ? parseEnvFile(readFileSync(file, 'utf8')) : {};
@@ -84,6 +104,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): StackContex
     ports: resolvePorts(env),
     privatePostgres: on('TRAWL_POSTGRES_PRIVATE') || Boolean(env.TRAWL_POSTGRES_PORT),
     adoptTrustingPostgres: on('TRAWL_POSTGRES_ADOPT_TRUSTING'),
+    kafkaNodes: opts.kafkaNodes !== undefined ? kafkaNodes(opts.kafkaNodes, '--brokers') : kafkaNodes(env.TRAWL_KAFKA_NODES, 'TRAWL_KAFKA_NODES'),
   };
 }
 

@@ -31,7 +31,8 @@ import { query, unreachable } from './pg-client.ts';
 import { ensureOwnedDatabases, ensureRole, renderPgHba, serverAuthNote } from './postgres-access.ts';
 import { privateDir } from './private-dirs.ts';
 import { tcpOpen, waitFor } from './probe.ts';
-import { isAlive, isRoot, listenerPid, logTail, osUser, ownedPid, removePid, run, stopProcess, treeMemoryMb, writePid, type OsUser } from './process.ts';
+import { isRoot, osUser, type OsUser } from './os-user.ts';
+import { isAlive, listenerPid, logTail, ownedPid, removePid, run, stopProcess, treeMemoryMb, writePid } from './process.ts';
 
 /** The schema registry's own database, on the same server as Trawl's. */
 export const REGISTRY_DATABASE = 'trawl_registry';

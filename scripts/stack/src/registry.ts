@@ -1,8 +1,9 @@
 /**
  * The schema registry: Apicurio Registry 3 from Maven Central (`scripts/setup` unpacks its `all`
- * assembly into infra/kafka/target/apicurio-registry), storing in the stack's Postgres, serving
- * the Confluent-compatible API at /apis/ccompat/v7, which @kafkajs/confluent-schema-registry uses
- * as its base URL. SCHEMA_REGISTRY_URL set by the user replaces it.
+ * assembly into infra/kafka/target/apicurio-registry), storing in the stack's Kafka (KafkaSQL: a
+ * journal topic, see registry-storage.ts), serving the Confluent-compatible API at
+ * /apis/ccompat/v7, which @kafkajs/confluent-schema-registry uses as its base URL.
+ * SCHEMA_REGISTRY_URL set by the user replaces it.
  *
  * Every API needs HTTP Basic authentication as user `trawl` with a generated password. Apicurio's
  * own authentication wants an OpenID Connect server; the assembly also carries Quarkus's embedded
@@ -10,12 +11,15 @@
  * handed over in the environment, and a path policy that lets only /health/* through unasked.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
 import { ACCOUNTS, type StackCredentials } from './credentials.ts';
 import { jdbcFromDatabaseUrl, type JdbcTarget } from './database-url.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
+import type { Logger } from '@trawl/streams';
+import { basicAuth, ensureRegistryTopics, exportSchemas, importSchemas, markStoredInLog, registryTopics, schemasInPostgres, storedInLog, type ExportedSchemas, type RegistryTopics } from './registry-storage.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
 import { privateDir } from './private-dirs.ts';
 import { REGISTRY_DATABASE } from './postgres.ts';
@@ -44,17 +48,47 @@ export function findRegistryJar(repoRoot: string): string | undefined {
   return jar ? join(dir, jar) : undefined;
 }
 
+/**
+ * Where a registry keeps its schemas: the log (KafkaSQL, how the stack runs it), or a Postgres
+ * database (how it ran before; started only to move its schemas into the log).
+ */
+export type RegistryStorage =
+  | { readonly kind: 'kafkasql'; readonly brokers: string; readonly topics: RegistryTopics }
+  | { readonly kind: 'sql'; readonly jdbc: JdbcTarget };
+
 export interface RegistryLaunch {
   readonly jar: string;
   readonly port: number;
-  readonly jdbc: JdbcTarget;
+  readonly storage: RegistryStorage;
   readonly home: string;
   /** See classDataArgs. */
   readonly classData?: readonly string[];
 }
 
+function storageArgs(storage: RegistryStorage): string[] {
+  if (storage.kind === 'sql') {
+    return [
+      '-Dapicurio.storage.kind=sql',
+      '-Dapicurio.storage.sql.kind=postgresql',
+      `-Dapicurio.datasource.url=${storage.jdbc.url}`,
+      // The default pool holds 20 connections from the start; a local registry needs a few.
+      '-Dapicurio.datasource.jdbc.initial-size=2',
+      '-Dapicurio.datasource.jdbc.min-size=2',
+      '-Dapicurio.datasource.jdbc.max-size=20',
+    ];
+  }
+  return [
+    '-Dapicurio.storage.kind=kafkasql',
+    `-Dapicurio.kafkasql.bootstrap.servers=${storage.brokers}`,
+    `-Dapicurio.kafkasql.topic=${storage.topics.journal}`,
+    `-Dapicurio.kafkasql.snapshots.topic=${storage.topics.snapshots}`,
+    // Its change notifications (not its state: Apicurio makes this one itself, with the broker's defaults).
+    `-Dapicurio.events.kafka.topic=${storage.topics.events}`,
+  ];
+}
+
 /** The JVM's arguments. Credentials are not among them: they go through the environment. */
-export function registryJavaArgs({ jar, port, jdbc, home, classData = [] }: RegistryLaunch): string[] {
+export function registryJavaArgs({ jar, port, storage, home, classData = [] }: RegistryLaunch): string[] {
   return [
     '-Xms64m',
     '-Xmx384m',
@@ -68,13 +102,7 @@ export function registryJavaArgs({ jar, port, jdbc, home, classData = [] }: Regi
     `-Dtrawl.home=${home}`,
     `-Dquarkus.http.port=${port}`,
     '-Dquarkus.http.host=127.0.0.1',
-    '-Dapicurio.storage.kind=sql',
-    '-Dapicurio.storage.sql.kind=postgresql',
-    `-Dapicurio.datasource.url=${jdbc.url}`,
-    // The default pool holds 20 connections from the start; a local registry needs a few.
-    '-Dapicurio.datasource.jdbc.initial-size=2',
-    '-Dapicurio.datasource.jdbc.min-size=2',
-    '-Dapicurio.datasource.jdbc.max-size=20',
+    ...storageArgs(storage),
     // Re-registering the same schema, however its JSON is spelled, must return the same id,
     // as Confluent's registry does.
     '-Dapicurio.ccompat.use-canonical-hash=true',
@@ -138,7 +166,15 @@ export async function ensureBackward(base: string): Promise<void> {
   }
 }
 
-export async function registryUp(ctx: StackContext, databaseUrl: string, creds: StackCredentials): Promise<PartUp> {
+/**
+ * Starts the registry on the log, or reuses the one this stack started. A registry that kept its
+ * schemas in Postgres (running, or its database holding schemas) has them moved into the log first
+ * (registry-storage.ts), by a registry on a side port, so that no client of the stack's port ever
+ * meets a registry on the log that lacks them: the old one serves until the new one takes over.
+ * `databaseUrl` is where Postgres is (undefined: it is not up, and a stack that has not moved yet
+ * waits for it).
+ */
+export async function registryUp(ctx: StackContext, brokers: readonly string[], databaseUrl: string | undefined, creds: StackCredentials, logger: Logger): Promise<PartUp> {
   const user = userEndpoint(ctx, 'SCHEMA_REGISTRY_URL');
   if (user) {
     const base = user.replace(/\/+$/, '');
@@ -155,10 +191,20 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
   const authed = registryUrl(base, creds);
   const env = { SCHEMA_REGISTRY_URL: authed };
   const log = registryLog(ctx);
+  const authorization = basicAuth(ACCOUNTS.registry, creds.TRAWL_REGISTRY_PASSWORD);
   const ready = async (): Promise<true | undefined> =>
     (await http(`http://127.0.0.1:${port}/health/ready`)).status === 200 && (await ccompatAnswers(authed)) ? true : undefined;
+  const topics = registryTopics(ctx.env);
+  const storage: RegistryStorage = { kind: 'kafkasql', brokers: brokers.join(','), topics };
+  const onThisLog = (pid: number) => {
+    const args = commandArgs(pid);
+    return storageArgs(storage).every((arg) => args.includes(arg));
+  };
+  privateDir(join(ctx.home, 'registry'));
 
   let restarted: string | undefined;
+  /** The schemas of the registry's old storage, when they move into the log at this start. */
+  let moving: ExportedSchemas | undefined;
   const owned = ownedPid(ctx.runDir, PART, marker(ctx));
   if (owned) {
     // Started by an earlier `up`; give it the time a fresh start gets, in case it is still starting.
@@ -166,19 +212,21 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
     if (!ok.ok) {
       throw new PartStartError(PART, `the registry (pid ${owned}) runs but is not ready`, 'run `npm run stack -- down` then `up` again', { logTail: logTail([log]) });
     }
-    // Its storage may have moved (the stack left an adopted Postgres for its private cluster, where
-    // postgres.ts copied the registry's database): then it must not go on writing the old one.
-    const storedIn = `-Dapicurio.datasource.url=${jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE).url}`;
-    const moved = !commandArgs(owned).includes(storedIn);
-    if (!moved && !(await ccompatAnswers(base))) {
+    await ensureRegistryTopics(ctx, brokers, topics, logger);
+    if (onThisLog(owned) && !(await ccompatAnswers(base))) {
       await ensureBackward(authed);
       return { part: PART, action: 'reused', endpoint: base, pid: owned, note: COMPATIBILITY, env };
     }
-    // Started before the stack had credentials (it answers anyone), or on the old storage: restart
-    // it (its clients retry: schemas are cached, and a restart takes seconds).
+    // On its old storage (Postgres): its schemas move into the log while it still serves.
+    // Otherwise started before the stack had credentials (it answers anyone), or on another
+    // Kafka: restarted.
+    if (!onThisLog(owned) && !storedInLog(ctx)) {
+      moving = await exportSchemas({ root: `http://127.0.0.1:${port}`, authorization });
+      await intoTheLog(ctx, storage, creds, authorization, moving);
+    }
     await stopProcess(owned, { signal: 'SIGTERM', graceMs: 20_000 });
     removePid(ctx.runDir, PART);
-    restarted = moved ? 'restarted on its database\'s new server' : 'restarted to require a password';
+    restarted = moving ? `moved ${moving.ids.size} schemas from Postgres into the log` : 'restarted';
   } else if (await tcpOpen('127.0.0.1', port)) {
     if (await ccompatAnswers(base)) {
       await ensureBackward(base);
@@ -191,32 +239,88 @@ export async function registryUp(ctx: StackContext, databaseUrl: string, creds: 
     throw new PortBusyError(PART, `port ${port} is taken by something that is not a schema registry this stack can use`, 'stop it, or set TRAWL_REGISTRY_PORT to a free port');
   }
 
-  const jar = findRegistryJar(ctx.repoRoot);
-  if (!jar) {
-    throw new MissingDependencyError(PART, 'Apicurio Registry is not unpacked under infra/kafka/target/apicurio-registry', 'run `npm run setup` (downloads it from Maven Central)');
+  await ensureRegistryTopics(ctx, brokers, topics, logger);
+  if (!moving && !storedInLog(ctx)) {
+    if (databaseUrl === undefined) throw new PartStartError(PART, 'Postgres is not up, and the registry may still keep schemas there to move into the log', 'fix postgres first (see its line above)');
+    const jdbc = jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE);
+    if ((await schemasInPostgres(registryDatabaseUrl(databaseUrl))) > 0) {
+      moving = await sideRegistry(ctx, { kind: 'sql', jdbc }, creds, (root) => exportSchemas({ root, authorization }));
+      await intoTheLog(ctx, storage, creds, authorization, moving);
+      restarted = `moved ${moving.ids.size} schemas from Postgres into the log`;
+    }
   }
-  await requireJava(PART, ctx.env);
-  const jdbc = jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE);
-  const cwd = join(ctx.home, 'registry');
-  privateDir(cwd);
   const pid = spawnDetached({
     command: javaCommand(ctx.env),
-    args: registryJavaArgs({ jar, port, jdbc, home: ctx.home, classData: classDataArgs(ctx.repoRoot, 'registry') }),
-    cwd,
+    args: registryJavaArgs({ jar: await registryJar(ctx), port, storage, home: ctx.home, classData: classDataArgs(ctx.repoRoot, 'registry') }),
+    cwd: join(ctx.home, 'registry'),
     logFile: log,
-    env: { ...ctx.env, APICURIO_DATASOURCE_USERNAME: jdbc.username, APICURIO_DATASOURCE_PASSWORD: jdbc.password, ...registryAuthEnv(creds) },
+    env: { ...ctx.env, ...registryAuthEnv(creds) },
   });
   writePid(ctx.runDir, PART, pid);
   const ok = await waitFor(ready, { timeoutMs: 120_000, intervalMs: 300, alive: () => isAlive(pid) });
   if (!ok.ok) {
     const why = ok.reason === 'exited' ? 'exited during start-up' : 'was not ready within 120 s';
     if (ok.reason === 'exited') removePid(ctx.runDir, PART);
-    throw new PartStartError(PART, `Apicurio Registry ${why}`, `read ${log}; check that Postgres database ${REGISTRY_DATABASE} is reachable at ${jdbc.url}`, {
+    throw new PartStartError(PART, `Apicurio Registry ${why}`, `read ${log}; check that Kafka at ${brokers.join(',')} is up and holds topic ${topics.journal}`, {
       logTail: logTail([log]),
     });
   }
+  markStoredInLog(ctx);
   await ensureBackward(authed);
-  return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, ${restarted}` : COMPATIBILITY, env };
+  return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, ${restarted}` : `${COMPATIBILITY}, schemas in ${topics.journal}`, env };
+}
+
+/** The registry's old database as a libpq URL (the stack's DATABASE_URL with its database changed). */
+function registryDatabaseUrl(databaseUrl: string): string {
+  const u = new URL(databaseUrl);
+  u.pathname = `/${REGISTRY_DATABASE}`;
+  return u.toString();
+}
+
+async function registryJar(ctx: StackContext): Promise<string> {
+  const jar = findRegistryJar(ctx.repoRoot);
+  if (!jar) {
+    throw new MissingDependencyError(PART, 'Apicurio Registry is not unpacked under infra/kafka/target/apicurio-registry', 'run `npm run setup` (downloads it from Maven Central)');
+  }
+  await requireJava(PART, ctx.env);
+  return jar;
+}
+
+/** Imports `moving` into the log through a registry on a side port (every id compared), then stops it. */
+async function intoTheLog(ctx: StackContext, storage: RegistryStorage, creds: StackCredentials, authorization: string, moving: ExportedSchemas): Promise<void> {
+  await sideRegistry(ctx, storage, creds, (root) => importSchemas({ root, authorization }, moving));
+}
+
+/** Runs `work` against a registry on `storage` started on a free port for it, and stops that registry. */
+async function sideRegistry<T>(ctx: StackContext, storage: RegistryStorage, creds: StackCredentials, work: (root: string) => Promise<T>): Promise<T> {
+  const port = await freePort();
+  const log = join(ctx.logDir, 'registry-move.log');
+  const jdbc = storage.kind === 'sql' ? { APICURIO_DATASOURCE_USERNAME: storage.jdbc.username, APICURIO_DATASOURCE_PASSWORD: storage.jdbc.password } : {};
+  const pid = spawnDetached({
+    command: javaCommand(ctx.env),
+    args: registryJavaArgs({ jar: await registryJar(ctx), port, storage, home: ctx.home, classData: classDataArgs(ctx.repoRoot, 'registry') }),
+    cwd: join(ctx.home, 'registry'),
+    logFile: log,
+    env: { ...ctx.env, ...jdbc, ...registryAuthEnv(creds) },
+  });
+  try {
+    const ok = await waitFor(async () => ((await http(`http://127.0.0.1:${port}/health/ready`)).status === 200 ? true : undefined), { timeoutMs: 120_000, intervalMs: 300, alive: () => isAlive(pid) });
+    if (!ok.ok) throw new PartStartError(PART, `a registry on ${storage.kind} storage, started to move the schemas into the log, did not start`, `read ${log}`, { logTail: logTail([log]) });
+    return await work(`http://127.0.0.1:${port}`);
+  } finally {
+    await stopProcess(pid, { signal: 'SIGTERM', graceMs: 20_000 });
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 export async function registryStatus(ctx: StackContext): Promise<PartStatus> {

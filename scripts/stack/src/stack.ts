@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ENDPOINT_DEFAULTS, stackEnvFile, type Logger } from '@trawl/streams';
 import { chromiumStatus, chromiumUp } from './chromium.ts';
 import { clickhouseDown, clickhouseStatus, clickhouseUp } from './clickhouse.ts';
-import { createContext, localEndpoints, userEndpoint, type StackContext } from './context.ts';
+import { createContext, userEndpoint, type StackContext } from './context.ts';
 import { keepPrivate, loadCredentials, secretsEnv } from './credentials.ts';
 import { writeStackEnv } from './env-file.ts';
 import { DependencyFailedError, PartStartError, StackError, errorMessage } from './errors.ts';
@@ -35,6 +35,11 @@ export interface StackOptions {
   readonly onWait?: (holderPid: number) => void;
   /** kafkajs's logger; default silent (see logger.ts). */
   readonly logger?: Logger;
+  /**
+   * `up --brokers N`: Kafka nodes to run (TRAWL_KAFKA_NODES otherwise); by default as many as
+   * TRAWL_HOME/kafka was formatted for, one for a new one.
+   */
+  readonly brokers?: number;
 }
 
 export interface StackUpReport {
@@ -71,7 +76,7 @@ function keepPartsPrivate(ctx: StackContext): void {
  * says which part failed, why and what to do (`ok` is false), and the other parts still start.
  */
 export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
-  const ctx = createContext(opts.env);
+  const ctx = createContext(opts.env, opts.brokers !== undefined ? { kafkaNodes: opts.brokers } : {});
   const logger = opts.logger ?? stackLogger(ctx.env);
   prepare(ctx);
   return withStackLock(
@@ -102,8 +107,12 @@ export async function stackUp(opts: StackOptions = {}): Promise<StackUpReport> {
       const postgres = step('postgres', () => postgresUp(ctx, creds));
       const kafka = step('kafka', () => kafkaUp(ctx, logger));
       const others = [step('clickhouse', () => clickhouseUp(ctx, creds)), step('s3', () => s3Up(ctx, creds)), step('chromium', () => chromiumUp(ctx))];
-      const registry = postgres.then((pg) =>
-        step('registry', pg ? () => registryUp(ctx, userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL, creds) : dependent('registry', 'postgres')),
+      // The registry keeps its schemas in Kafka; Postgres only for a stack whose schemas are still there to move.
+      const registry = Promise.all([postgres, kafka]).then(([pg, k]) =>
+        step(
+          'registry',
+          k ? () => registryUp(ctx, k.endpoint.split(','), pg ? (userEndpoint(ctx, 'DATABASE_URL') ?? pg.env?.DATABASE_URL ?? ENDPOINT_DEFAULTS.DATABASE_URL) : undefined, creds, logger) : dependent('registry', 'kafka'),
+        ),
       );
       const topics = kafka.then((k) => step('topics', k ? () => topicsUp(ctx, k.endpoint.split(','), logger) : dependent('topics', 'kafka')));
       await Promise.all([postgres, kafka, registry, topics, ...others]);
@@ -162,7 +171,7 @@ export async function stackStatus(opts: Pick<StackOptions, 'env' | 'logger'> = {
   const kafka = kafkaStatus(ctx, logger);
   const topics = kafka.then((k): Promise<PartStatus> | PartStatus =>
     k.state === 'up'
-      ? topicsStatus(ctx, (userEndpoint(ctx, 'KAFKA_BROKERS') ?? localEndpoints(ctx.ports).KAFKA_BROKERS).split(','), logger)
+      ? topicsStatus(ctx, k.endpoint.split(','), logger)
       : { part: 'topics', state: 'down', ours: false, endpoint: k.endpoint, note: 'kafka is not up' },
   );
   const parts = await Promise.all([postgresStatus(ctx), kafka, registryStatus(ctx), clickhouseStatus(ctx), s3Status(ctx), chromiumStatus(ctx), topics]);

@@ -1,15 +1,19 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnvFile, repoRoot } from '@trawl/streams';
 import { advanceMtimeSecond, clickhouseTemplateValues, clickhouseUrls, clickhouseUserValues, renderTemplate } from '../src/clickhouse.ts';
 import { ACCOUNTS, type StackCredentials } from '../src/credentials.ts';
-import { newClusterId, renderServerProperties } from '../src/kafka.ts';
+import { createContext } from '../src/context.ts';
+import { StaleStateError } from '../src/errors.ts';
+import { kafkaLayout, kafkaUp, newClusterId, renderServerProperties } from '../src/kafka.ts';
+import { stackLogger } from '../src/logger.ts';
 import { renderPgHba } from '../src/postgres-access.ts';
 import { renderClusterConf } from '../src/postgres.ts';
 import { registryAuthEnv, registryJavaArgs, registryUrl } from '../src/registry.ts';
+import { registryTopics } from '../src/registry-storage.ts';
 
 describe('Kafka server.properties', () => {
   const props = parseEnvFile(renderServerProperties({ port: 19092, controllerPort: 19093, dataDir: '/x/kafka/data' }));
@@ -40,6 +44,74 @@ describe('Kafka server.properties', () => {
     for (let i = 0; i < 200; i++) {
       const id = newClusterId();
       expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+    }
+  });
+});
+
+describe('a Kafka cluster of three nodes (`up --brokers 3`)', () => {
+  const quorum = [19093, 19095, 19097];
+  const node2 = parseEnvFile(renderServerProperties({ port: 19094, controllerPort: 19095, dataDir: '/x/kafka/node-2/data', nodeId: 2, quorum }));
+
+  it('runs each node as broker and controller of one static quorum, on its own ports', () => {
+    expect(node2).toMatchObject({
+      'process.roles': 'broker,controller',
+      'node.id': '2',
+      'controller.quorum.voters': '1@127.0.0.1:19093,2@127.0.0.1:19095,3@127.0.0.1:19097',
+      listeners: 'PLAINTEXT://127.0.0.1:19094,CONTROLLER://127.0.0.1:19095',
+      'advertised.listeners': 'PLAINTEXT://127.0.0.1:19094',
+      'log.dirs': '/x/kafka/node-2/data',
+    });
+    expect(node2['controller.quorum.bootstrap.servers']).toBeUndefined();
+  });
+
+  it('gives every topic, internal ones too, three copies of which two must hold a write; one node keeps one', () => {
+    expect(node2).toMatchObject({
+      'default.replication.factor': '3',
+      'min.insync.replicas': '2',
+      'offsets.topic.replication.factor': '3',
+      'transaction.state.log.replication.factor': '3',
+      'transaction.state.log.min.isr': '2',
+      'share.coordinator.state.topic.replication.factor': '3',
+      'share.coordinator.state.topic.min.isr': '2',
+    });
+    const single = parseEnvFile(renderServerProperties({ port: 19092, controllerPort: 19093, dataDir: '/x/kafka/data' }));
+    expect(single['default.replication.factor']).toBeUndefined();
+    expect(single['min.insync.replicas']).toBeUndefined();
+  });
+
+  it('puts node n on every second port from TRAWL_KAFKA_PORT and TRAWL_KAFKA_CONTROLLER_PORT, under kafka/node-<n>', () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-kafka-layout-'));
+    try {
+      const three = kafkaLayout(createContext({ TRAWL_HOME: home, TRAWL_KAFKA_NODES: '3' }));
+      expect(three.nodes.map((n) => [n.id, n.port, n.controllerPort, n.name, n.dir])).toEqual([
+        [1, 9092, 9093, 'kafka-1', join(home, 'kafka', 'node-1')],
+        [2, 9094, 9095, 'kafka-2', join(home, 'kafka', 'node-2')],
+        [3, 9096, 9097, 'kafka-3', join(home, 'kafka', 'node-3')],
+      ]);
+      // `--brokers` wins over the variable; one node keeps a one-broker stack's layout.
+      const one = kafkaLayout(createContext({ TRAWL_HOME: home, TRAWL_KAFKA_NODES: '3' }, { kafkaNodes: 1 }));
+      expect(one.nodes.map((n) => [n.port, n.name, n.data, n.log])).toEqual([[9092, 'kafka', join(home, 'kafka', 'data'), join(home, 'logs', 'kafka.log')]]);
+      expect(() => createContext({ TRAWL_HOME: home, TRAWL_KAFKA_NODES: '0' })).toThrow(/TRAWL_KAFKA_NODES must be a whole number of brokers from 1 to 9/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses ports the nodes would share, and a log formatted for another number of nodes, before starting anything', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-kafka-layout-'));
+    const logger = stackLogger({});
+    try {
+      const clash = createContext({ TRAWL_HOME: home, TRAWL_KAFKA_PORT: '29092', TRAWL_KAFKA_CONTROLLER_PORT: '29094', TRAWL_KAFKA_NODES: '3' });
+      await expect(kafkaUp(clash, logger)).rejects.toThrow(/3 Kafka nodes .* would share port 29094/);
+      mkdirSync(join(home, 'kafka', 'data'), { recursive: true });
+      writeFileSync(join(home, 'kafka', 'data', 'meta.properties'), 'cluster.id=abc\nnode.id=1\n');
+      const grown = createContext({ TRAWL_HOME: home, TRAWL_KAFKA_PORT: '29092', TRAWL_KAFKA_CONTROLLER_PORT: '29093' }, { kafkaNodes: 3 });
+      await expect(kafkaUp(grown, logger)).rejects.toThrow(StaleStateError);
+      await expect(kafkaUp(grown, logger)).rejects.toThrow(/formatted for 1 node\(s\), `up` asks for 3/);
+      // Without --brokers, the log's own count: the one node.
+      expect(kafkaLayout(createContext({ TRAWL_HOME: home })).nodes).toHaveLength(1);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 });
@@ -144,17 +216,19 @@ describe('registry JVM arguments', () => {
     jar: '/r/app-runner.jar',
     port: 18081,
     home: '/h',
-    jdbc: { url: 'jdbc:postgresql://127.0.0.1:5433/trawl_registry', username: 'u', password: 'sekret' },
+    storage: { kind: 'kafkasql', brokers: '127.0.0.1:9092', topics: registryTopics({}) },
   });
 
-  it('store in Postgres, serve on loopback and hash schemas canonically', () => {
+  it('store in the log (the stack’s own topics), serve on loopback and hash schemas canonically', () => {
     expect(args).toEqual(
       expect.arrayContaining([
         '-Dquarkus.http.port=18081',
         '-Dquarkus.http.host=127.0.0.1',
-        '-Dapicurio.storage.kind=sql',
-        '-Dapicurio.storage.sql.kind=postgresql',
-        '-Dapicurio.datasource.url=jdbc:postgresql://127.0.0.1:5433/trawl_registry',
+        '-Dapicurio.storage.kind=kafkasql',
+        '-Dapicurio.kafkasql.bootstrap.servers=127.0.0.1:9092',
+        '-Dapicurio.kafkasql.topic=_trawl-registry-journal',
+        '-Dapicurio.kafkasql.snapshots.topic=_trawl-registry-snapshots',
+        '-Dapicurio.events.kafka.topic=_trawl-registry-events',
         '-Dapicurio.ccompat.use-canonical-hash=true',
         '-Dtrawl.home=/h',
       ]),
@@ -162,8 +236,15 @@ describe('registry JVM arguments', () => {
     expect(args.slice(-2)).toEqual(['-jar', '/r/app-runner.jar']);
   });
 
-  it('never carry the database password, which would show in ps', () => {
-    expect(args.join(' ')).not.toContain('sekret');
+  it('name other topics for another stack on the same Kafka, and refuse a name Kafka would not take', () => {
+    expect(registryTopics({ TRAWL_REGISTRY_TOPIC: 'it-7' })).toEqual({ journal: 'it-7-journal', snapshots: 'it-7-snapshots', events: 'it-7-events' });
+    expect(() => registryTopics({ TRAWL_REGISTRY_TOPIC: 'a b' })).toThrow(/not a Kafka topic name/);
+  });
+
+  it('on the old Postgres storage (only to move its schemas), never carry the database password, which would show in ps', () => {
+    const old = registryJavaArgs({ jar: '/r/app-runner.jar', port: 18082, home: '/h', storage: { kind: 'sql', jdbc: { url: 'jdbc:postgresql://127.0.0.1:5433/trawl_registry', username: 'u', password: 'sekret' } } });
+    expect(old).toEqual(expect.arrayContaining(['-Dapicurio.storage.kind=sql', '-Dapicurio.datasource.url=jdbc:postgresql://127.0.0.1:5433/trawl_registry']));
+    expect(old.join(' ')).not.toContain('sekret');
   });
 
   it('require Basic authentication everywhere but /health, the user and its password in the environment only', () => {

@@ -5,16 +5,18 @@
  * shows one, and a stack made before there were passwords is secured in place by the next `up`.
  * The shared stack is not touched; `down` stops this one.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpoints, parseEnvFile } from '@trawl/streams';
+import { createKafka, createLogger, endpoints, parseEnvFile } from '@trawl/streams';
 import { formatStatusTable, formatUpStep, stackDown, stackStatus, stackUp } from '../src/index.ts';
 import { clickhouseQuery } from '../src/clickhouse.ts';
 import { credentialsFile, type StackCredentials } from '../src/credentials.ts';
 import { query } from '../src/pg-client.ts';
+import { registryTopics } from '../src/registry-storage.ts';
 import { http } from '../src/probe.ts';
 
 function freePort(): Promise<number> {
@@ -28,6 +30,7 @@ function freePort(): Promise<number> {
 }
 
 const home = mkdtempSync(join(tmpdir(), 'trawl-stack-creds-'));
+const registryTopic = `_trawl-test-registry-${randomBytes(4).toString('hex')}`;
 // As root the private cluster runs as `postgres`, which must reach its directory inside.
 chmodSync(home, 0o711);
 let env: NodeJS.ProcessEnv;
@@ -62,6 +65,8 @@ beforeAll(async () => {
     TRAWL_CLICKHOUSE_HTTP_PORT: String(ports.ch),
     TRAWL_CLICKHOUSE_TCP_PORT: String(ports.chTcp),
     TRAWL_REGISTRY_PORT: String(ports.registry),
+    // Its registry keeps its schemas in topics of its own on the shared broker.
+    TRAWL_REGISTRY_TOPIC: registryTopic,
     TRAWL_S3_URL: '',
     TRAWL_S3_PORT: String(ports.s3),
   };
@@ -71,6 +76,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await stackDown({ env });
   rmSync(home, { recursive: true, force: true });
+  const admin = createKafka({ clientId: 'trawl-stack-test', logger: createLogger('test') }).admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: Object.values(registryTopics({ TRAWL_REGISTRY_TOPIC: registryTopic })) }).catch(() => undefined);
+  await admin.disconnect();
 }, 120_000);
 
 describe('a stack with credentials', () => {

@@ -65,4 +65,15 @@ describe('the ports the stack and the services listen on', () => {
     // One worker port set for all: that one.
     expect(show({ TRAWL_HOME: home, TRAWL_WORKER_METRICS_PORT: '29470' })).toContain('the worker operator port (TRAWL_WORKER_METRICS_PORT) 127.0.0.1:29470');
   });
+
+  it('cover every controller of a local three-broker cluster (`stack up --brokers 3`)', () => {
+    const home = mkdtempSync(join(tmpdir(), 'trawl-listeners-'));
+    const kafka = show({ TRAWL_HOME: home, KAFKA_BROKERS: '127.0.0.1:9092,127.0.0.1:9094,127.0.0.1:9096' }).filter((l) => l.startsWith('Kafka'));
+    expect(kafka).toEqual([
+      'Kafka (KAFKA_BROKERS) 127.0.0.1:9092',
+      'Kafka (KAFKA_BROKERS) 127.0.0.1:9094',
+      'Kafka (KAFKA_BROKERS) 127.0.0.1:9096',
+      'Kafka controller (TRAWL_KAFKA_CONTROLLER_PORT) 127.0.0.1:9093-9097',
+    ]);
+  });
 });

@@ -55,11 +55,16 @@ export function stackListeners(env: NodeJS.ProcessEnv = process.env): StackListe
     }
   };
 
+  const controller = portOf(env, 'TRAWL_KAFKA_CONTROLLER_PORT');
+  const brokersOn = new Map<string, number>();
   for (const broker of ep.kafkaBrokers) {
     const [host, port] = splitHostPort(broker);
     if (port) add('Kafka (KAFKA_BROKERS)', host, Number(port));
-    add('Kafka controller (TRAWL_KAFKA_CONTROLLER_PORT)', host, portOf(env, 'TRAWL_KAFKA_CONTROLLER_PORT'));
+    brokersOn.set(host, (brokersOn.get(host) ?? 0) + 1);
   }
+  // The local stack's nodes on one host listen for their controllers on every second port from
+  // TRAWL_KAFKA_CONTROLLER_PORT (scripts/stack/src/kafka.ts): the range covers all of them.
+  for (const [host, n] of brokersOn) add('Kafka controller (TRAWL_KAFKA_CONTROLLER_PORT)', host, controller, Math.min(controller + 2 * (n - 1), 65535));
   url('schema registry (SCHEMA_REGISTRY_URL)', ep.schemaRegistryUrl, defaultPort(ep.schemaRegistryUrl));
   postgres(ep.databaseUrl, add);
   const ch = url('ClickHouse HTTP (CLICKHOUSE_URL)', ep.clickhouseUrl, defaultPort(ep.clickhouseUrl));

@@ -33,6 +33,7 @@ import type { Logger } from 'pino';
 import { EventCodec } from '../registry/event-codec.ts';
 import { EventTooLargeError } from '../errors.ts';
 import { EVENT_TOPIC } from './event-topics.ts';
+import { EVENT_DELIVERY, type DeliverySettings } from './delivery.ts';
 import { randomEventId } from './event-id.ts';
 import { context, type Context } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
@@ -138,6 +139,8 @@ export class EventProducer {
   /** The largest record this producer sends; event builders bound what they build to it. */
   readonly maxEventBytes: number;
   private readonly producer: Producer;
+  /** What every send waits for; checked against the topics' replication at service start (delivery.ts). */
+  readonly delivery: DeliverySettings = EVENT_DELIVERY;
   private readonly logger: Logger;
   private readonly lingerMs: number;
   private readonly maxBatch: number;
@@ -164,8 +167,8 @@ export class EventProducer {
     // Retries without a count limit: kafkajs only retries what is retriable (a broker restarting,
     // a leader moving), and giving up would turn an outage into lost events.
     this.producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 5,
+      idempotent: this.delivery.idempotent,
+      maxInFlightRequests: this.delivery.maxInFlightRequests,
       allowAutoTopicCreation: false,
       createPartitioner: keyedPartitioner(),
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 10_000 },
@@ -351,7 +354,7 @@ export class EventProducer {
     }
     this.sending = this.producer
       .sendBatch({
-        acks: -1,
+        acks: this.delivery.acks,
         compression: CompressionTypes.None,
         topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
       })

@@ -121,6 +121,34 @@ export function topicCatalogue(options: CatalogueOptions = catalogueOptions()): 
   ];
 }
 
+/** How a topic is replicated: copies of each partition, and how many must hold a write before it is acknowledged. */
+export interface TopicReplication {
+  readonly factor: number;
+  /** `min.insync.replicas`: with acks=all, a write fails (NOT_ENOUGH_REPLICAS) rather than land on fewer. */
+  readonly minInsyncReplicas: number;
+}
+
+/**
+ * The catalogue's replication on a cluster of `brokers`: one copy on one broker (the local stack's
+ * default); on three or more, three copies of which two must hold every acknowledged write, so one
+ * broker may be lost or restarted without refusing or losing a write. Two brokers get two copies
+ * and accept a write on one: requiring both would stop every write while either restarts.
+ */
+export function replicationFor(brokers: number): TopicReplication {
+  if (!Number.isInteger(brokers) || brokers < 1) throw new Error(`a cluster has at least one broker, got ${brokers}`);
+  const factor = Math.min(brokers, 3);
+  return { factor, minInsyncReplicas: factor >= 3 ? 2 : 1 };
+}
+
+/**
+ * What a topic of `replicas` copies is configured with: `min.insync.replicas` only where there are
+ * three copies or more, so a one-broker cluster's topics keep the broker's default (1) as they are,
+ * and a topic made with fewer copies than its cluster now has is never set to refuse every write.
+ */
+export function replicationConfigs(replicas: number): Record<string, string> {
+  return replicas >= 3 ? { 'min.insync.replicas': String(replicationFor(replicas).minInsyncReplicas) } : {};
+}
+
 /** A consumer group id in the same namespace as the topics (see TRAWL_TOPIC_PREFIX). */
 export function consumerGroup(name: string): string {
   return `${TOPIC_PREFIX}${name}`;

@@ -93,6 +93,16 @@ export class ContentStore {
     }
   }
 
+  /** The bytes an object takes in the store (gzip), or undefined when there is none. */
+  async storedBytes(hash: string): Promise<number | undefined> {
+    try {
+      return (await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey(hash) }))).ContentLength;
+    } catch (err) {
+      if (statusOf(err) === 404) return undefined;
+      throw new ContentStoreUnavailableError(`HEAD ${objectKey(hash)} failed`, { cause: err });
+    }
+  }
+
   /** Stores `body` under its hash unless an object has it already. */
   async put(body: Uint8Array, mediaType: string): Promise<PutResult> {
     const hash = contentHash(body);

@@ -3,7 +3,7 @@
  * too: either may start first) and provisions the topics, then consumes (webhook-service.ts).
  */
 import { describeExposures, egressPolicyFromEnv } from '@trawl/crawl';
-import { createKafka, provisionTopics, runService, stackListeners } from '@trawl/streams';
+import { checkDelivery, createKafka, EVENT_DELIVERY, provisionTopics, runService, stackListeners } from '@trawl/streams';
 import { createPool, migrate, WEBHOOK_MIGRATION_OWNER, WEBHOOK_MIGRATIONS } from '@trawl/store';
 import { resealWebhookSecrets, secretBoxFromEnv } from '@trawl/store/secrets';
 import { webhookConfigFromEnv } from './config.ts';
@@ -24,7 +24,9 @@ await runService('webhooks', async (logger) => {
   if (resealed.sealed + resealed.resealed > 0) logger.info({ ...resealed, key: secrets.currentKeyId }, 'webhook secrets sealed under the current key');
   const kafka = createKafka({ clientId: 'trawl-webhooks', logger });
   // The retry tiers and the dead-letter topic are new to a broker provisioned before this service existed.
-  await provisionTopics(kafka);
+  const topics = await provisionTopics(kafka);
+  // Its retries and dead letters go out with EventProducer's settings: checked before the first.
+  checkDelivery(EVENT_DELIVERY, topics.topics);
   const service = await startWebhookService({ logger, pool, config, kafka, egress, secrets });
   return {
     async stop() {

@@ -101,7 +101,8 @@ export class TrawlContender {
     private readonly live: LiveSubscription,
     private readonly lag: ProjectorLag,
     private readonly forgetInterrupt: () => void,
-    private readonly clickhouseDatabase: string,
+    /** The ClickHouse database projector-ch writes (one per pipeline, dropped at stop()). */
+    readonly clickhouseDatabase: string,
   ) {}
 
   static async start(site: SiteProcess, setup: TrawlSetup): Promise<TrawlContender> {

@@ -2,7 +2,8 @@
  * Chaos, part 2 (expensive: `npm run test:chaos` only, excluded from the normal apps/harness/e2e run):
  * outside parts taken away in the middle of a crawl, through a TCP proxy between the apps and
  * the part (other processes sharing the stack are never touched), a registry that answers 404
- * through an HTTP proxy, and a real broker restart.
+ * through an HTTP proxy, and real restarts of the broker, Postgres and ClickHouse (the stack's own
+ * stop/start; skipped when this checkout's stack does not run the part).
  * After each: the exact page set, JobCompleted once, Postgres read models and ClickHouse
  * facts/rollups equal to the event log (and to each other), and both read models replayed from
  * that log beside the live ones to equal checksums.
@@ -11,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSite, type TestSite } from '@trawl/demo-site';
 import { endpoints, readTopics } from '@trawl/streams';
 import { startHttpProxy, startTcpProxy, type HttpProxy, type TcpProxy } from '@trawl/streams/testing';
-import { createContext, kafkaDown, kafkaStatus, kafkaUp, stackLogger, withStackLock } from '@trawl/stack';
+import { clickhouseDown, clickhouseStatus, clickhouseUp, createContext, kafkaDown, kafkaStatus, kafkaUp, loadCredentials, postgresDown, postgresStatus, postgresUp, stackLogger, withStackLock, type PartDown, type PartStatus, type PartUp, type StackContext } from '@trawl/stack';
 import type { ClickHouse } from '@trawl/projector-ch';
 import { Pipeline } from '../../src/pipeline.ts';
 import {
@@ -209,6 +210,64 @@ describe('chaos: outside parts away mid-crawl', () => {
       ...figures, lostRows: rm.lostRows, replay,
     });
   });
+  /**
+   * A part of the stack stopped for real mid-crawl and started again by the stack's own functions
+   * (a restart loses what a cut connection does not: prepared statements, sessions, in-flight
+   * inserts, the server's caches). Skipped, with the reason, where this checkout's stack does not run it.
+   */
+  async function restartMidCrawl(
+    ctx: { skip: (reason: string) => void },
+    name: string,
+    part: { status: (s: StackContext) => Promise<PartStatus>; down: (s: StackContext) => Promise<PartDown>; up: (s: StackContext) => Promise<PartUp> },
+    downMs: number,
+  ): Promise<void> {
+    const stack = createContext();
+    const status = await part.status(stack);
+    if (!status.ours) {
+      const reason = `skipped: ${name} at ${status.endpoint} is not run by this checkout's stack (${status.note ?? status.state}); a restart would hit someone else's`;
+      console.log(`CHAOS ${name} restart ${reason}`);
+      ctx.skip(reason);
+      return;
+    }
+    const p = await start();
+    p.spawn('projector-pg');
+    p.spawn('projector-ch');
+    p.spawn('frontier');
+    p.spawn('worker');
+    p.spawn('worker');
+    const jobId = await dispatchJob(p, site, { hostDelayMs: 300, hostConcurrency: 2 });
+    await waitPages(p, jobId, 10);
+    const stoppedAt = Date.now();
+    const down = await withStackLock(stack.runDir, () => part.down(stack));
+    expect(down.action).toBe('stopped');
+    await sleep(downMs);
+    const up = await withStackLock(stack.runDir, () => part.up(stack));
+    expect(up.action).toBe('started');
+    const restartedAt = Date.now();
+    const progress = timeToProgress(pagesInLog(p, jobId), 300_000);
+    await waitCompleted(p, jobId, 480_000);
+    const completedMs = Date.now() - restartedAt;
+    const o = await crawlOutcome(p, jobId);
+    expectExactCrawl(site, o);
+    const rm = await expectReadModelsEqualLog(p, jobId, { ch: ch!, since: restartedAt, timeoutMs: 300_000 });
+    expectAllAlive(p);
+    const figures = logFigures(site, o);
+    expect(figures.lostPages).toBe(0);
+    const replay = await expectReplaysEqualLive(p);
+    report(`${name} restart`, {
+      downMs: restartedAt - stoppedAt, firstProgressMs: await progress, restartToCompletedMs: completedMs, readModelsEqualLogMs: rm.caughtUpMs,
+      ...figures, lostRows: rm.lostRows, replay,
+    });
+  }
+
+  it('m. Postgres restarted for real mid-crawl (the stack\'s own stop/start): frontier and projector reconnect, the job completes exactly', async (ctx) => {
+    await restartMidCrawl(ctx, 'm Postgres', { status: postgresStatus, down: postgresDown, up: (s) => postgresUp(s, loadCredentials(s.home, s.env)) }, 10_000);
+  });
+
+  it('n. ClickHouse restarted for real mid-crawl (the stack\'s own stop/start): projector-ch catches up, facts equal the log', async (ctx) => {
+    await restartMidCrawl(ctx, 'n ClickHouse', { status: clickhouseStatus, down: clickhouseDown, up: (s) => clickhouseUp(s, loadCredentials(s.home, s.env)) }, 10_000);
+  });
+
   it(`k. schema registry answering 404 for ${OUTAGE_MS / 1000} s (an HTTP proxy under every app; consumers restarted into it with cold caches): nothing dead-lettered, the job completes after it recovers`, async () => {
     const p = await start();
     httpProxy = await startHttpProxy(endpoints().schemaRegistryUrl);
