@@ -20,9 +20,15 @@ import { keyAccepted, startTestApi, type TestApi } from './support.ts';
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, '..', '..', '..', '..');
 
-/** The environment without npm's own variables: the fresh project is no workspace of this repository. */
+/**
+ * The environment without npm's own variables, so the fresh project is no workspace of this
+ * repository — but with the machine's npm configuration files (`npm_config_globalconfig`,
+ * `npm_config_userconfig`): a registry, proxy or CA certificate set there is the machine's, and an
+ * npm run by another Node than the one that set them would not find them otherwise.
+ */
+const MACHINE_NPM_CONFIG = /^npm_config_(globalconfig|userconfig)$/i;
 function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))), ...extra };
+  return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || MACHINE_NPM_CONFIG.test(name))), ...extra };
 }
 
 const CONSUMER = `import { createTrawlClient, expectOk, TrawlApiError, type CrawlAccepted, type Job } from '@trawl/client';
