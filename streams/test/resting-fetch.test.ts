@@ -56,11 +56,12 @@ it('rests while idle, and a record written then is handled at once', async () =>
     await sleep(9_000);
     // At the busy pace: ~90 fetches in 9 s. Resting, the waits grow to a quarter of the quiet (2.5 s).
     expect(fetches - before).toBeLessThan(25);
-    const sent = Date.now();
     await emitSample(h.producer, 'JobCompleted', { job_id: 'rested' }, { topic, key: 'rested' }, samples.JobCompleted);
+    const sent = Date.now(); // written (acks=all): from here on the fetch's wait is what counts
     await waitFor(() => handled.length === 1, { message: () => `the record handled (got ${handled.length})` });
-    // A rest of ~2.5 s that waited for the 64 KiB (or for its end) would show here.
-    expect(handled[0]! - sent).toBeLessThan(600);
+    // A rest of ~2.5 s that waited for the 64 KiB (or for its end) would show here; a loaded
+    // machine's scheduling, well under it, does not.
+    expect(handled[0]! - sent).toBeLessThan(1_500);
   } finally {
     await consumer.stop();
   }

@@ -15,13 +15,14 @@
  * A stack whose registry kept its schemas in Postgres (before this) moves them once: the old
  * registry's export (Apicurio's admin export, a zip of every group, artifact, version and rule with
  * their ids) imported into the new one, then every schema id compared through the Confluent API;
- * `registry/storage` in the stack's home records that the move is done.
+ * `registry/storage` in the stack's home, and a table in the old database, record that the move is
+ * done.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKafka, endpoints, replicationConfigs, replicationFor, type Logger } from '@trawl/streams';
 import type { StackContext } from './context.ts';
-import { PartStartError } from './errors.ts';
+import { errorMessage, PartStartError } from './errors.ts';
 import { query } from './pg-client.ts';
 
 const PART = 'registry';
@@ -89,13 +90,31 @@ export function markStoredInLog(ctx: StackContext): void {
   writeFileSync(join(ctx.home, 'registry', STORAGE_FILE), 'kafkasql\n', { mode: 0o600 });
 }
 
-/** How many schemas the registry's old Postgres database holds (0: none, or no such database or tables). */
+/** Where a database holding moved schemas says so (in the registry's old database itself). */
+const MOVED_TABLE = 'trawl_moved_to_log';
+
+/**
+ * How many schemas the registry's old Postgres database holds that are not in the log yet: 0 when
+ * there is no such database or Apicurio never made its tables there, or when a move recorded itself
+ * there (so a new TRAWL_HOME on the same Postgres does not move them again). Any other failure
+ * (Postgres slow to answer, a login refused) is no answer: the caller stops rather than start a
+ * registry that would not know the ids the log names.
+ */
 export async function schemasInPostgres(registryDatabaseUrl: string): Promise<number> {
   try {
-    return Number((await query(registryDatabaseUrl, 'SELECT count(*) AS n FROM content')).rows[0].n);
-  } catch {
-    return 0;
+    const { rows } = await query(registryDatabaseUrl, `SELECT to_regclass('${MOVED_TABLE}') IS NOT NULL AS moved, (SELECT count(*) FROM content) AS n`);
+    return rows[0].moved ? 0 : Number(rows[0].n);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === '3D000' /* no such database */ || code === '42P01' /* no such table */) return 0;
+    throw new PartStartError(PART, `cannot tell whether the registry's old database holds schemas: ${errorMessage(err)}`, 'fix the Postgres line above (or its DATABASE_URL) and run `up` again');
   }
+}
+
+/** Records in the old database that its schemas are in the log now. */
+export async function markMovedInPostgres(registryDatabaseUrl: string, journal: string): Promise<void> {
+  await query(registryDatabaseUrl, `CREATE TABLE IF NOT EXISTS ${MOVED_TABLE} (journal text NOT NULL, moved_at timestamptz NOT NULL DEFAULT now())`);
+  await query(registryDatabaseUrl, `INSERT INTO ${MOVED_TABLE} (journal) VALUES ($1)`, [journal]);
 }
 
 /** A registry's root (`http://127.0.0.1:<port>`) and its Basic credentials. */
@@ -112,14 +131,19 @@ async function call(to: RegistryEndpoint, path: string, init: RequestInit = {}):
   return fetch(`${to.root}${path}`, { ...init, headers: { authorization: to.authorization, ...(init.headers as Record<string, string> | undefined) }, signal: AbortSignal.timeout(120_000) });
 }
 
-/** Every schema id the registry answers through the Confluent API, with the schema's text. */
+async function json<T>(at: RegistryEndpoint, path: string): Promise<T> {
+  const res = await call(at, path);
+  if (!res.ok) throw new PartStartError(PART, `GET ${path} answered ${res.status} while moving the registry's schemas`, 'read .trawl/logs/registry-move.log');
+  return (await res.json()) as T;
+}
+
+/** Every schema id the registry answers through the Confluent API for its subjects' versions, with the schema's text. */
 export async function schemasById(at: RegistryEndpoint): Promise<Map<number, string>> {
   const out = new Map<number, string>();
-  const subjects = (await (await call(at, '/apis/ccompat/v7/subjects')).json()) as string[];
-  for (const subject of subjects) {
-    const versions = (await (await call(at, `/apis/ccompat/v7/subjects/${encodeURIComponent(subject)}/versions`)).json()) as number[];
-    for (const v of versions) {
-      const version = (await (await call(at, `/apis/ccompat/v7/subjects/${encodeURIComponent(subject)}/versions/${v}`)).json()) as { id: number; schema: string };
+  for (const subject of await json<string[]>(at, '/apis/ccompat/v7/subjects')) {
+    const path = `/apis/ccompat/v7/subjects/${encodeURIComponent(subject)}/versions`;
+    for (const v of await json<number[]>(at, path)) {
+      const version = await json<{ id: number; schema: string }>(at, `${path}/${v}`);
       out.set(version.id, version.schema);
     }
   }
@@ -152,7 +176,7 @@ export async function importSchemas(to: RegistryEndpoint, exported: ExportedSche
   const after = await schemasById(to);
   const differ = [...exported.ids].filter(([id, schema]) => after.get(id) !== schema).map(([id]) => id);
   if (differ.length > 0) {
-    throw new PartStartError(PART, `${differ.length} of ${exported.ids.size} schema ids differ after the move to the log (ids ${differ.slice(0, 10).join(', ')})`, 'the old storage is untouched: run `npm run stack -- down`, set TRAWL_REGISTRY_TOPIC to a new name and `up` again');
+    throw new PartStartError(PART, `${differ.length} of ${exported.ids.size} schema ids differ after the move to the log (ids ${differ.slice(0, 10).join(', ')})`, 'the old storage is untouched and nothing is recorded as moved: read .trawl/logs/registry-move.log; the journal topic may hold a half-done import to delete before `up` tries again');
   }
   return exported.ids.size;
 }

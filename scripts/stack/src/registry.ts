@@ -16,10 +16,10 @@ import { join } from 'node:path';
 import { redactUrl } from '@trawl/streams';
 import { localEndpoints, stackChoice, userEndpoint, type StackContext } from './context.ts';
 import { ACCOUNTS, type StackCredentials } from './credentials.ts';
-import { jdbcFromDatabaseUrl, type JdbcTarget } from './database-url.ts';
+import { jdbcFromDatabaseUrl, withDatabase, type JdbcTarget } from './database-url.ts';
 import { ExternalEndpointError, MissingDependencyError, PartStartError, PortBusyError } from './errors.ts';
 import type { Logger } from '@trawl/streams';
-import { basicAuth, ensureRegistryTopics, exportSchemas, importSchemas, markStoredInLog, registryTopics, schemasInPostgres, storedInLog, type ExportedSchemas, type RegistryTopics } from './registry-storage.ts';
+import { basicAuth, ensureRegistryTopics, exportSchemas, importSchemas, markMovedInPostgres, markStoredInLog, registryTopics, schemasInPostgres, storedInLog, type ExportedSchemas, type RegistryTopics } from './registry-storage.ts';
 import type { PartDown, PartStatus, PartUp } from './part.ts';
 import { privateDir } from './private-dirs.ts';
 import { REGISTRY_DATABASE } from './postgres.ts';
@@ -168,11 +168,11 @@ export async function ensureBackward(base: string): Promise<void> {
 
 /**
  * Starts the registry on the log, or reuses the one this stack started. A registry that kept its
- * schemas in Postgres (running, or its database holding schemas) has them moved into the log first
- * (registry-storage.ts), by a registry on a side port, so that no client of the stack's port ever
- * meets a registry on the log that lacks them: the old one serves until the new one takes over.
- * `databaseUrl` is where Postgres is (undefined: it is not up, and a stack that has not moved yet
- * waits for it).
+ * schemas in Postgres has them moved into the log first (registry-storage.ts): a running one is
+ * stopped, so that nothing is registered during the move (its clients wait and retry, ~30 s once);
+ * registries on side ports export and import; only then does the registry on the log take the
+ * stack's port, so that no client meets one that lacks an id. `databaseUrl` is where Postgres is
+ * (undefined: it is not up, and a stack that has not moved yet waits for it).
  */
 export async function registryUp(ctx: StackContext, brokers: readonly string[], databaseUrl: string | undefined, creds: StackCredentials, logger: Logger): Promise<PartUp> {
   const user = userEndpoint(ctx, 'SCHEMA_REGISTRY_URL');
@@ -203,8 +203,6 @@ export async function registryUp(ctx: StackContext, brokers: readonly string[], 
   privateDir(join(ctx.home, 'registry'));
 
   let restarted: string | undefined;
-  /** The schemas of the registry's old storage, when they move into the log at this start. */
-  let moving: ExportedSchemas | undefined;
   const owned = ownedPid(ctx.runDir, PART, marker(ctx));
   if (owned) {
     // Started by an earlier `up`; give it the time a fresh start gets, in case it is still starting.
@@ -217,16 +215,11 @@ export async function registryUp(ctx: StackContext, brokers: readonly string[], 
       await ensureBackward(authed);
       return { part: PART, action: 'reused', endpoint: base, pid: owned, note: COMPATIBILITY, env };
     }
-    // On its old storage (Postgres): its schemas move into the log while it still serves.
-    // Otherwise started before the stack had credentials (it answers anyone), or on another
-    // Kafka: restarted.
-    if (!onThisLog(owned) && !storedInLog(ctx)) {
-      moving = await exportSchemas({ root: `http://127.0.0.1:${port}`, authorization });
-      await intoTheLog(ctx, storage, creds, authorization, moving);
-    }
+    // On its old storage (Postgres; its schemas move below, once nothing can register more), or
+    // started before the stack had credentials (it answers anyone), or on another Kafka: stopped.
     await stopProcess(owned, { signal: 'SIGTERM', graceMs: 20_000 });
     removePid(ctx.runDir, PART);
-    restarted = moving ? `moved ${moving.ids.size} schemas from Postgres into the log` : 'restarted';
+    restarted = 'restarted';
   } else if (await tcpOpen('127.0.0.1', port)) {
     if (await ccompatAnswers(base)) {
       await ensureBackward(base);
@@ -239,13 +232,14 @@ export async function registryUp(ctx: StackContext, brokers: readonly string[], 
     throw new PortBusyError(PART, `port ${port} is taken by something that is not a schema registry this stack can use`, 'stop it, or set TRAWL_REGISTRY_PORT to a free port');
   }
 
-  await ensureRegistryTopics(ctx, brokers, topics, logger);
-  if (!moving && !storedInLog(ctx)) {
+  if (!owned) await ensureRegistryTopics(ctx, brokers, topics, logger);
+  if (!storedInLog(ctx)) {
     if (databaseUrl === undefined) throw new PartStartError(PART, 'Postgres is not up, and the registry may still keep schemas there to move into the log', 'fix postgres first (see its line above)');
-    const jdbc = jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE);
-    if ((await schemasInPostgres(registryDatabaseUrl(databaseUrl))) > 0) {
-      moving = await sideRegistry(ctx, { kind: 'sql', jdbc }, creds, (root) => exportSchemas({ root, authorization }));
+    const oldDatabase = withDatabase(databaseUrl, REGISTRY_DATABASE);
+    if ((await schemasInPostgres(oldDatabase)) > 0) {
+      const moving = await sideRegistry(ctx, { kind: 'sql', jdbc: jdbcFromDatabaseUrl(databaseUrl, REGISTRY_DATABASE) }, creds, (root) => exportSchemas({ root, authorization }));
       await intoTheLog(ctx, storage, creds, authorization, moving);
+      await markMovedInPostgres(oldDatabase, topics.journal);
       restarted = `moved ${moving.ids.size} schemas from Postgres into the log`;
     }
   }
@@ -268,13 +262,6 @@ export async function registryUp(ctx: StackContext, brokers: readonly string[], 
   markStoredInLog(ctx);
   await ensureBackward(authed);
   return { part: PART, action: 'started', endpoint: base, pid, note: restarted ? `${COMPATIBILITY}, ${restarted}` : `${COMPATIBILITY}, schemas in ${topics.journal}`, env };
-}
-
-/** The registry's old database as a libpq URL (the stack's DATABASE_URL with its database changed). */
-function registryDatabaseUrl(databaseUrl: string): string {
-  const u = new URL(databaseUrl);
-  u.pathname = `/${REGISTRY_DATABASE}`;
-  return u.toString();
 }
 
 async function registryJar(ctx: StackContext): Promise<string> {

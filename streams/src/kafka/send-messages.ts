@@ -7,7 +7,7 @@
  * already answered for other partitions of the same send: the retry skips them, and the send
  * resolves as if every message had been written (tulios/kafkajs#1303, open; PR #1798). On a
  * three-broker cluster that lost 15 of 60 acknowledged messages of the batch in flight when the
- * leader of two partitions was killed (scripts/stack/test/brokers3.integration.test.ts found it).
+ * leader of two partitions was killed (apps/harness/e2e/test/chaos/brokers3.test.ts found it).
  *
  * Here the *partitions* that were acknowledged are remembered: a retry sends every other
  * partition to its current leader, whichever broker that is. Messages are grouped into partitions

@@ -81,7 +81,7 @@ export const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * timer firing a hundred times a second in every process for as long as it runs — half a percent of
  * a core each on the 2-core dev box, most of an idle service's cost — and nothing reads those
  * figures at that grain: a stall shows at any resolution (a late timer is late), and `/healthz`
- * judges the loop with its own 500 ms tick.
+ * judges the loop with its own 1 s tick.
  */
 export function eventLoopSampleMs(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.TRAWL_EVENT_LOOP_SAMPLE_MS;

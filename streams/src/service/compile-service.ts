@@ -109,7 +109,10 @@ export async function compileService(appDir: string, outDir: string): Promise<Co
   mkdirSync(outDir, { recursive: true });
   const tag = randomUUID().slice(0, 8);
   const files: string[] = [];
-  for (const file of result.outputFiles) {
+  // Chunks first, entries last: an entry imports its chunks, so a process starting meanwhile
+  // finds either the old entry (whose chunks stay) or a new one whose chunks are all in place.
+  const chunksFirst = [...result.outputFiles].sort((a, b) => Number(!a.path.includes('/chunks/')) - Number(!b.path.includes('/chunks/')));
+  for (const file of chunksFirst) {
     mkdirSync(dirname(file.path), { recursive: true });
     const temp = `${file.path}.${tag}.tmp`;
     writeFileSync(temp, file.contents);

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, createLogger, endpoints, parseEnvFile, repoRoot } from '@trawl/streams';
 import { findRegistryJar, jdbcFromDatabaseUrl, loadCredentials, registryAuthEnv, registryJavaArgs, registryTopics, stackDown, stackUp, type UpStep } from '@trawl/stack';
@@ -113,6 +114,16 @@ describe('the schema registry keeps its schemas in the log', () => {
     expect(registry.up.note).toMatch(/moved 3 schemas from Postgres into the log/);
     for (const [id, schema] of before) expect(await schemaOf(registryPort, id), `id ${id}`).toBe(schema);
     expect(readFileSync(join(home, 'registry', 'storage'), 'utf8').trim()).toBe('kafkasql');
+    // Recorded in the old database too: a new TRAWL_HOME on this Postgres moves nothing again.
+    const oldDb = new URL(stackEnv.DATABASE_URL!);
+    oldDb.pathname = '/trawl_registry';
+    const db = new pg.Client({ connectionString: oldDb.toString() });
+    await db.connect();
+    try {
+      expect((await db.query<{ journal: string }>('SELECT journal FROM trawl_moved_to_log')).rows).toEqual([{ journal: topics.journal }]);
+    } finally {
+      await db.end();
+    }
 
     // Kept forever: Apicurio would make its journal with the broker's 7-day default.
     const check = createKafka({ clientId: 'registry-log-test', logger }).admin();

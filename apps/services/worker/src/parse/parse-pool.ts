@@ -17,8 +17,8 @@
  *   is only handed to piscina when a thread is free, so its time limit measures its own parse.
  * - A parse still running after SLOW_PARSE_MS (a usual page takes 1–50 ms) gives its slot back
  *   to the other users' pages — the next starts on the spare thread the pool keeps started, and
- *   the pool starts another beside it, up to three times TRAWL_PARSE_THREADS in all — and its
- *   thread drops to the lowest CPU priority (nice 19) until
+ *   pages after it on threads the pool starts as they are needed, up to three times
+ *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
  *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
  *   process may not raise a thread's priority back (no CAP_SYS_NICE, checked at start), slow parses
  *   are not lowered: a thread left at nice 19 would parse every later page at it. Nice orders
