@@ -41,6 +41,7 @@ export {
   type TopicSpec,
 } from './topics/catalogue.ts';
 export { provisionTopics, replicationOf, type ProvisionReport } from './topics/provision.ts';
+export { createTopicsAndWait } from './topics/create-topics.ts';
 export { EVENT_DELIVERY, checkDelivery, type DeliveryCheck, type DeliverySettings } from './producer/delivery.ts';
 export { EventCodec, subjectFor, type DecodedEvent, type EventFields } from './registry/event-codec.ts';
 export { eventId, stableId, uuidv5 } from './producer/event-id.ts';

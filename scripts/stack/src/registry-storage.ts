@@ -20,7 +20,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createKafka, endpoints, replicationConfigs, replicationFor, type Logger } from '@trawl/streams';
+import { createKafka, createTopicsAndWait, endpoints, replicationConfigs, replicationFor, type Logger } from '@trawl/streams';
 import type { StackContext } from './context.ts';
 import { errorMessage, PartStartError } from './errors.ts';
 import { query } from './pg-client.ts';
@@ -54,10 +54,12 @@ export async function ensureRegistryTopics(ctx: StackContext, brokers: readonly 
     const missing = [topics.journal, topics.snapshots].filter((t) => !existing.has(t));
     if (missing.length > 0) {
       const configs = { ...FOREVER, ...replicationConfigs(factor) };
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((topic) => ({ topic, numPartitions: 1, replicationFactor: factor, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) })),
-      });
+      // Waited out as the catalogue's topics are: a broker just started answers "does not host
+      // this topic-partition" for a while, which kafkajs's own wait gives up on.
+      await createTopicsAndWait(
+        admin,
+        missing.map((topic) => ({ topic, numPartitions: 1, replicationFactor: factor, configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })) })),
+      );
     }
     const present = [topics.journal, topics.snapshots].filter((t) => existing.has(t));
     if (present.length > 0) {
