@@ -6,7 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidSpecError, parsePage, ParseCrashedError, ParseTimeoutError, DEFAULT_PARSE_LIMITS, type ParseJob } from '@trawl/crawl';
 import { samples, type CrawlSpec } from '@trawl/schemas';
 import { Registry } from 'prom-client';
+import { existsSync, readFileSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { mayRaisePriority, ParsePool } from './parse-pool.ts';
+import { cgroupLane, cpuControllerMount, cpuGroupOf } from './slow-lane.ts';
 
 const spec = (overrides: Partial<CrawlSpec>): CrawlSpec => ({ ...samples.FetchRequested.spec!, include_patterns: [], exclude_patterns: [], allowed_hosts: [], ...overrides });
 const jobsPage = spec({ item_root: '.job', item_fields: [{ name: 'title', selector: 'h2', attribute: null, xpath: null, transforms: [] }, { name: 'link', selector: 'a', attribute: 'href', xpath: null, transforms: [] }], next_link_selector: 'a.next', pagination_type: 'next_link' });
@@ -18,7 +21,11 @@ const slowSpec = spec({ item_root: 'b:nth-last-child(3)', item_fields: [{ name: 
 const job = (html: string, s: CrawlSpec, jobId: string): ParseJob => ({ html, url: 'http://jobs.test/', finalUrl: 'http://jobs.test/', jobId, spec: s, limits: DEFAULT_PARSE_LIMITS });
 
 const metrics = new Registry();
-const pool = new ParsePool({ threads: 2, timeoutMs: 400, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, metrics);
+// These pools keep slow parses out of the lowest-weight cgroup (slowCgroup 'off'; the lane has a test
+// of its own below): they are about turns and limits, and in the lane a slow parse gets only the CPU
+// others leave, which on a machine busy with other suites can be none for minutes.
+const off = { slowCgroup: 'off' } as const;
+const pool = new ParsePool({ threads: 2, timeoutMs: 400, memoryMb: 64, idleTimeoutMs: 5_000, ...off }, undefined, metrics);
 afterAll(() => pool.close());
 
 describe('ParsePool', () => {
@@ -49,7 +56,7 @@ describe('ParsePool', () => {
   it('slow parses give their threads back to other jobs\' pages while they run', { timeout: 60_000 }, async () => {
     const registry = new Registry();
     // A limit long enough for threads to start under tsx (seconds here; ~0.1 s compiled) on a busy machine.
-    const shared = new ParsePool({ threads: 2, timeoutMs: 25_000, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, registry);
+    const shared = new ParsePool({ threads: 2, timeoutMs: 25_000, memoryMb: 64, idleTimeoutMs: 5_000, ...off }, undefined, registry);
     try {
       const settled: string[] = [];
       // Two slow pages of two jobs take both threads first.
@@ -73,7 +80,7 @@ describe('ParsePool', () => {
   it("threads are shared by user: one user's ten jobs do not go ahead of another user's one page", async () => {
     // The pages' users, by their signals, as the worker's fetch slots know them (FetchSlots.turnOf).
     const users = new WeakMap<AbortSignal, { tenant: string; job: string }>();
-    const single = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 64, idleTimeoutMs: 5_000 }, undefined, new Registry(), (signal) => (signal ? users.get(signal) : undefined));
+    const single = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 64, idleTimeoutMs: 5_000, ...off }, undefined, new Registry(), (signal) => (signal ? users.get(signal) : undefined));
     const page = (tenant: string, jobId: string) => {
       const signal = new AbortController().signal;
       users.set(signal, { tenant, job: jobId });
@@ -99,7 +106,7 @@ describe('ParsePool', () => {
   });
 
   it('a parse over the thread\'s heap loses its thread, not the process', async () => {
-    const small = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 40, idleTimeoutMs: 1_000 }, undefined, new Registry());
+    const small = new ParsePool({ threads: 1, timeoutMs: 20_000, memoryMb: 40, idleTimeoutMs: 1_000, ...off }, undefined, new Registry());
     try {
       const big = '<html><body>' + '<div class="job"><h2>title</h2><a href="/x">more</a></div>'.repeat(150_000) + '</body></html>';
       await expect(small.parse(job(big, jobsPage, 'big'))).rejects.toBeInstanceOf(ParseCrashedError);
@@ -118,5 +125,49 @@ describe('ParsePool', () => {
     expect(mayRaisePriority('Name:\tnode\nCapEff:\t0000000000000000\n')).toBe(false);
     expect(mayRaisePriority('CapEff:\t0000000000800000\n')).toBe(true);
     expect(mayRaisePriority('')).toBe(false);
+  });
+
+  it('finds the cgroup v1 cpu controller and the process\'s group in it, and none on cgroup v2 alone', () => {
+    const v1 = [
+      '30 25 0:26 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd',
+      '32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct',
+      '33 25 0:29 / /sys/fs/cgroup/cpuset rw,nosuid - cgroup cgroup rw,cpuset',
+    ].join('\n');
+    expect(cpuControllerMount(v1)).toBe('/sys/fs/cgroup/cpu,cpuacct');
+    expect(cpuGroupOf('5:cpuset:/\n4:cpu,cpuacct:/system.slice/trawl.service\n0::/')).toBe('/system.slice/trawl.service');
+    expect(cpuControllerMount('35 25 0:30 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate')).toBeUndefined();
+    expect(cpuGroupOf('0::/user.slice')).toBeUndefined();
+    expect(cgroupLane({ mountinfo: '35 25 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw', procCgroup: '0::/' })).toEqual({ reason: expect.stringMatching(/no cgroup v1 cpu controller/) });
+    expect(cgroupLane({ cgroup: 'off' })).toEqual({ reason: 'TRAWL_PARSE_SLOW_CGROUP=off' });
+  });
+
+  // Where the controller is there and writable (root on a cgroup v1 machine): the thread of a slow
+  // parse is in the lowest-weight group while it runs, and gone from it when it is stopped (the
+  // move back of a thread that answers is slow-lane.test.ts's).
+  const mount = cpuControllerMount(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const own = cpuGroupOf(readFileSync('/proc/self/cgroup', 'utf8'));
+  const laneDir = mount !== undefined && own !== undefined ? join(mount, own, `trawl-slow-parse-test-${process.pid}`) : undefined;
+  const probe = laneDir === undefined ? { reason: 'no cgroup v1 cpu controller' } : cgroupLane({ cgroup: laneDir });
+  if (!('lane' in probe)) console.info(`skipping the slow-lane test: ${probe.reason}`);
+  it.skipIf(!('lane' in probe))('moves a slow parse\'s thread into the lowest-weight cgroup while it runs', async () => {
+    const registry = new Registry();
+    const lane = new ParsePool({ threads: 1, timeoutMs: 100_000, memoryMb: 64, idleTimeoutMs: 5_000, slowCgroup: laneDir! }, undefined, registry);
+    const tasks = () => readFileSync(join(laneDir!, 'tasks'), 'utf8').split('\n').filter(Boolean).map(Number);
+    const budget = new AbortController();
+    try {
+      // 2, the lowest weight; 3 where cpu.idle=1 took (an idle group reads as SCHED_IDLE's weight).
+      expect(Number(readFileSync(join(laneDir!, 'cpu.shares'), 'utf8'))).toBeLessThanOrEqual(3);
+      const slow = lane.parse(job(slowPage, slowSpec, 'slow'), { signal: budget.signal }).catch((err: unknown) => err);
+      await expect.poll(() => registry.getSingleMetricAsString('trawl_parse_slow_total'), { timeout: 20_000 }).toMatch(/trawl_parse_slow_total 1/);
+      const inLane = tasks();
+      expect(inLane).toHaveLength(1);
+      expect(existsSync(`/proc/self/task/${inLane[0]}`)).toBe(true);
+      budget.abort(new Error('page budget over'));
+      expect(await slow).toMatchObject({ message: 'page budget over' });
+      await expect.poll(tasks, { timeout: 10_000 }).toEqual([]);
+    } finally {
+      await lane.close();
+      rmdirSync(laneDir!);
+    }
   });
 });

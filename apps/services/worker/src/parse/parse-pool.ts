@@ -7,8 +7,11 @@
  * and past TRAWL_LOOP_LIMIT_MS the loop watchdog killed the process. Here:
  *
  * - A parse has a hard time limit, TRAWL_PARSE_TIMEOUT_MS, counted from the moment its thread
- *   starts it (a stamp in shared memory) and within the page's budget (whichever ends first stops it): past it, piscina
- *   terminates the thread, a new one replaces it, and the page fails with TRAWL_PARSE_TIMEOUT.
+ *   starts it (a stamp in shared memory) — by the clock for its first SLOW_PARSE_MS, then by the CPU
+ *   its thread gets (below: a slow parse runs on the CPU others leave, and is not charged for the
+ *   time they took) — and within the page's budget, by the clock (whichever ends first stops it):
+ *   past it, piscina terminates the thread, a new one replaces it, and the page fails with
+ *   TRAWL_PARSE_TIMEOUT.
  *   A thread's heap is capped (TRAWL_PARSE_THREAD_MEMORY_MB): a parse past it loses its thread,
  *   not the process, and the page fails with TRAWL_PARSE_CRASHED. Neither is retried.
  * - The threads are shared between users by fair shares, and within a user between its jobs in
@@ -18,13 +21,15 @@
  * - A parse still running after SLOW_PARSE_MS (a usual page takes 1–50 ms) gives its slot back
  *   to the other users' pages — the next starts on the spare thread the pool keeps started, and
  *   pages after it on threads the pool starts as they are needed, up to three times
- *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU priority (nice 19) until
- *   it ends: a tenant's slow pages use the CPU others leave, not the CPU others need. Where the
+ *   TRAWL_PARSE_THREADS in all — and its thread drops to the lowest CPU weight until it ends: a
+ *   tenant's slow pages use the CPU others leave, not the CPU others need. The thread goes into a
+ *   cgroup of the lowest weight (slow-lane.ts), which holds it back from every process on the
+ *   machine, and to nice 19, which holds it back from the worker's other threads. Where the
  *   process may not raise a thread's priority back (no CAP_SYS_NICE, checked at start), slow parses
- *   are not lowered: a thread left at nice 19 would parse every later page at it. Nice orders
- *   threads within their scheduling group only: where Linux groups by session (autogroups), a slow
- *   parse still takes CPU from other processes (Kafka, Postgres, other services) as a normal thread
- *   would, bounded by the time limit.
+ *   are not niced: a thread left at nice 19 would parse every later page at it. Where there is no
+ *   such cgroup (slow-lane.ts says when), nice alone orders threads within their scheduling group
+ *   only, and under Linux's autogroups a slow parse still takes CPU from other processes (Kafka,
+ *   Postgres, other services) as a normal thread would, bounded by the time limit.
  *
  * The main thread keeps fetching and producing while pages parse; the loop watchdog is a last
  * resort again. TRAWL_PARSE_THREADS=0 parses on the main thread (unbounded: for measurements).
@@ -38,6 +43,7 @@ import { counterIn, defaultMetrics, liveGaugeIn, type Logger } from '@trawl/stre
 import type { Registry } from 'prom-client';
 import { FairShares, type FairTurn, type SlotLease } from '../fair-shares.ts';
 import type { ParseAnswer, ThreadParseJob } from './parse-thread.ts';
+import { cgroupLane, type SlowLane } from './slow-lane.ts';
 
 declare const __TRAWL_BUILD_DIR__: string | undefined;
 
@@ -50,6 +56,8 @@ export interface ParsePoolOptions {
   readonly memoryMb: number;
   /** A thread beyond `threads` (started beside slow parses) idle this long ends. */
   readonly idleTimeoutMs: number;
+  /** TRAWL_PARSE_SLOW_CGROUP: where slow parses' threads go (slow-lane.ts); `off` for nice alone. */
+  readonly slowCgroup?: string;
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 5_000;
@@ -61,9 +69,13 @@ const SWEEP_MS = 50;
 interface Running {
   readonly lease: SlotLease;
   readonly stop: AbortController;
-  /** The thread lowered in priority, or 0. */
+  /** The thread held back (the slow lane, nice 19 or both), or 0. */
   lowered: number;
   slow: boolean;
+  /** The parse's thread, once slow (0: unknown). */
+  tid: number;
+  /** The thread's CPU time when the parse went slow, in ns: from then on its limit counts its CPU. */
+  cpuAtSlow?: number;
   timedOut: boolean;
 }
 /** The lowest priority there is (Linux nice 19). */
@@ -80,6 +92,20 @@ export function mayRaisePriority(status = readProcStatus()): boolean {
   return hex !== undefined && (BigInt(`0x${hex}`) & (1n << 23n)) !== 0n;
 }
 
+/**
+ * A thread of this process's time on a CPU so far, in ns (Linux's schedstat), or 0 where it cannot
+ * be read. A slow parse's limit counts it rather than the clock: held back to the CPU others leave,
+ * it is not charged for the time others took, and the page's budget still bounds it by the clock.
+ */
+function threadCpuNs(tid: number): number {
+  if (tid === 0) return 0;
+  try {
+    return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ', 1)[0]);
+  } catch {
+    return 0;
+  }
+}
+
 function readProcStatus(): string {
   try {
     return readFileSync('/proc/self/status', 'utf8');
@@ -88,7 +114,7 @@ function readProcStatus(): string {
   }
 }
 
-/** TRAWL_PARSE_THREADS (default: the cores, at least 2), TRAWL_PARSE_TIMEOUT_MS (5000), TRAWL_PARSE_THREAD_MEMORY_MB (512). */
+/** TRAWL_PARSE_THREADS (default: the cores, at least 2), TRAWL_PARSE_TIMEOUT_MS (5000), TRAWL_PARSE_THREAD_MEMORY_MB (512), TRAWL_PARSE_SLOW_CGROUP (a child of the worker's cgroup; `off`). */
 export function parsePoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ParsePoolOptions {
   const whole = (name: string, dflt: number, min: number) => {
     const raw = env[name];
@@ -104,6 +130,7 @@ export function parsePoolOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): P
     // before its first page; under 40 it may not start at all, and then no page would ever fail.
     memoryMb: whole('TRAWL_PARSE_THREAD_MEMORY_MB', DEFAULT_PARSE_THREAD_MEMORY_MB, 40),
     idleTimeoutMs: 30_000,
+    ...(env.TRAWL_PARSE_SLOW_CGROUP === undefined ? {} : { slowCgroup: env.TRAWL_PARSE_SLOW_CGROUP }),
   };
 }
 
@@ -125,6 +152,8 @@ export class ParsePool {
   private readonly slow;
   /** Whether slow parses are lowered in priority: only where their priority can be raised back (mayRaisePriority). */
   private renice = mayRaisePriority();
+  /** Where slow parses' threads go, across processes; undefined: nice alone. */
+  private readonly lane: SlowLane | undefined;
   /** Tags each parse's cell, so a stopped thread that starts its task late cannot stamp the next parse's cell. */
   private generation = 0n;
   /**
@@ -161,6 +190,13 @@ export class ParsePool {
       workerData: { stamps: this.stamps },
     });
     this.slots = new FairShares(options.threads, { maxDetached: options.threads * 2 });
+    const lane = cgroupLane({ ...(options.slowCgroup === undefined ? {} : { cgroup: options.slowCgroup }) });
+    if ('lane' in lane) {
+      this.lane = lane.lane;
+      logger?.info({ slowLane: lane.lane.kind }, 'slow parses run in a cgroup of the lowest CPU weight');
+    } else {
+      logger?.warn({ reason: lane.reason }, 'slow parses are held back by nice 19 alone, within this process\'s scheduling group: they still take CPU from other processes');
+    }
     this.slow = counterIn(metrics, 'trawl_parse_slow_total', `Parses still running after ${SLOW_PARSE_MS} ms: their slot went to other pages and their thread to the lowest priority.`, []);
     this.stopped = counterIn(metrics, 'trawl_parse_stopped_total', 'Parses whose thread was stopped: past TRAWL_PARSE_TIMEOUT_MS (timeout), past TRAWL_PARSE_THREAD_MEMORY_MB or crashed (crashed).', ['reason']);
     liveGaugeIn(metrics, 'trawl_parse_threads_busy', 'Parse threads working on a page.', []).add(() => [[{}, this.slots.busy]]);
@@ -179,7 +215,7 @@ export class ParsePool {
     Atomics.store(this.stamps, 2 * cell + 1, 0n);
     Atomics.store(this.stamps, 2 * cell, -generation);
     const stop = new AbortController();
-    const run: Running = { lease, stop, lowered: 0, slow: false, timedOut: false };
+    const run: Running = { lease, stop, lowered: 0, slow: false, tid: 0, timedOut: false };
     const onPageAbort = () => stop.abort(page!.reason);
     page?.addEventListener('abort', onPageAbort, { once: true });
     this.running.set(cell, run);
@@ -223,31 +259,38 @@ export class ParsePool {
     for (const [cell, run] of this.running) {
       const startedAt = Number(Atomics.load(this.stamps, 2 * cell));
       if (startedAt <= 0) continue;
-      const ran = now - startedAt;
+      const ran = run.cpuAtSlow === undefined ? now - startedAt : SLOW_PARSE_MS + (threadCpuNs(run.tid) - run.cpuAtSlow) / 1e6;
       if (ran >= this.options.timeoutMs && !run.timedOut) {
         run.timedOut = true;
         run.stop.abort();
       } else if (ran >= SLOW_PARSE_MS && !run.slow) {
         run.slow = true;
-        run.lowered = this.slowedDown(run.lease, Number(Atomics.load(this.stamps, 2 * cell + 1)));
+        run.tid = Number(Atomics.load(this.stamps, 2 * cell + 1));
+        run.lowered = this.slowedDown(run.lease, run.tid);
+        const cpu = threadCpuNs(run.tid);
+        if (cpu > 0) run.cpuAtSlow = cpu;
       }
     }
   }
 
-  /** A parse gone slow: its slot to the others, its thread (`tid`) to the lowest priority. The thread lowered, or 0. */
+  /** A parse gone slow: its slot to the others, its thread (`tid`) to the slow lane and the lowest priority. The thread held back, or 0. */
   private slowedDown(lease: SlotLease, tid: number): number {
     this.slow.inc();
     lease.detach();
-    if (!this.renice || tid === 0) return 0;
+    if (tid === 0) return 0;
+    const entered = this.lane?.enter(tid) ?? false;
+    if (!this.renice) return entered ? tid : 0;
     try {
       setPriority(tid, LOWEST_PRIORITY);
       return tid;
     } catch {
-      return 0;
+      return entered ? tid : 0;
     }
   }
 
   private restore(tid: number): void {
+    this.lane?.leave(tid);
+    if (!this.renice) return;
     try {
       setPriority(tid, 0);
     } catch (err) {

@@ -33,6 +33,14 @@ describe('progress model', () => {
     expect(m.snapshot.pagesFetched).toBe(111);
   });
 
+  it('counts an event written twice (the same event id, at-least-once) once', () => {
+    const m = new ProgressModel(['http://a/'], { maxDepth: 0, maxPages: 5 });
+    const page = ev('PageFetched', { event_id: 'e-1', url: 'http://a/', depth: 0, item_count: 2, bytes: 100 });
+    m.apply(page);
+    m.apply(page);
+    expect(m.snapshot).toMatchObject({ pagesFetched: 1, items: 2, bytes: 100, estimate: 1 });
+  });
+
   it('records failure', () => {
     const m = new ProgressModel(['http://a/'], { maxDepth: 1, maxPages: 5 });
     m.apply(ev('JobFailed', { reason: 'every start URL refused' }));

@@ -30,6 +30,7 @@ export class ProgressModel {
   private items = 0;
   private bytes = 0;
   private readonly discovered = new Set<string>();
+  private readonly seenEvents = new Set<string>();
   /** URLs the job's status says it has seen: the estimate's floor when the feed is not there. */
   private urlsSeen = 0;
   private maxDepth: number;
@@ -45,6 +46,13 @@ export class ProgressModel {
 
   apply(m: FeedEventMessage): void {
     const d = m.data;
+    // The log is at-least-once: a fetch handed to a second worker by a rebalance before its offset
+    // was committed is written again with the same event id, which the read models absorb and
+    // the feed shows as it is. Counted once here too, so the bar agrees with the job's status.
+    if (typeof d.event_id === 'string') {
+      if (this.seenEvents.has(d.event_id)) return;
+      this.seenEvents.add(d.event_id);
+    }
     switch (m.event) {
       case 'JobDispatched': {
         const spec = d.spec as { max_depth?: number; max_pages?: number } | undefined;
