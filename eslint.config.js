@@ -7,7 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    // The layers of the house (scripts/checks/src/import-layers.js): schemas ← streams ← libs ←
+    // The layers of the house (scripts/checks/src/import-layers.js): schemas ← base ← streams ← libs ←
     // services, harnesses and tools on top; no service imports a service.
     plugins: { trawl: { rules: { 'import-layers': importLayers } } },
     rules: { 'trawl/import-layers': 'error' },

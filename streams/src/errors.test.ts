@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as errors from './errors.ts';
-import { isRetriable, StreamsError } from './errors.ts';
+import { isRetriable } from '@trawl/base';
+import { StreamsError } from './errors.ts';
 
 type ErrorClass = new (message: string, ...rest: never[]) => StreamsError;
 

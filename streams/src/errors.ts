@@ -2,7 +2,8 @@ import { TrawlError } from '@trawl/schemas';
 
 /**
  * Errors of the streams package. Each carries a stable `code`, a `retriable` flag that the
- * consumer runner uses to choose between a retry tier and the dead-letter topic, and its `cause`.
+ * consumer runner uses to choose between a retry tier and the dead-letter topic (`isRetriable` of
+ * @trawl/base reads it), and its `cause`.
  */
 export abstract class StreamsError extends TrawlError {}
 
@@ -132,17 +133,18 @@ export class DeliveryConfigError extends StreamsError {
   readonly retriable = false;
 }
 
+/**
+ * The installed kafkajs is not the version Trawl's kafkajs patches are written for
+ * (kafka/kafkajs-version.ts): thrown when kafkajs is first loaded, so a process with an unknown
+ * kafkajs never starts.
+ */
+export class KafkajsVersionError extends StreamsError {
+  readonly code = 'TRAWL_KAFKAJS_VERSION';
+  readonly retriable = false;
+}
+
 /** Thrown by the testing helpers when a part of the local stack does not answer; says which and what to do. */
 export class StackUnavailableError extends StreamsError {
   readonly code = 'TRAWL_STACK_UNAVAILABLE';
   readonly retriable = true;
-}
-
-/** Whether an arbitrary thrown value should be retried. Unknown errors are retried: safer to try again than to drop. */
-export function isRetriable(err: unknown): boolean {
-  if (err instanceof TrawlError) return err.retriable;
-  if (err && typeof err === 'object' && 'retriable' in err && typeof (err as { retriable: unknown }).retriable === 'boolean') {
-    return (err as { retriable: boolean }).retriable;
-  }
-  return true;
 }

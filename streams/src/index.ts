@@ -1,17 +1,42 @@
+// What every service needs and loads no Kafka client lives in @trawl/base; these names are handed
+// on from there so that imports of @trawl/streams written before the split keep working. New code
+// (and every library that talks to no Kafka) imports them from @trawl/base.
 export {
+  DURATION_BUCKETS,
   ENDPOINT_DEFAULTS,
+  MetricsRegistry,
+  TrawlError,
   appDir,
+  authHeaders,
+  contextFromHeaders,
+  counterIn,
+  createLogger,
+  defaultMetrics,
   endpoints,
+  eventAttributes,
+  eventId,
+  eventLoopSampleMs,
+  histogramIn,
+  httpTarget,
+  inSpan,
+  injectTraceHeaders,
+  isRetriable,
+  liveGaugeIn,
   parseEnvFile,
+  redactText,
+  redactUrl,
   repoRoot,
+  stableId,
   stackEnvFile,
+  traceIdOf,
   trawlHome,
+  trawlTracer,
+  uuidv5,
   type EndpointVariable,
   type Endpoints,
-} from './config/endpoints.ts';
-export { redactText, redactUrl } from './config/redact.ts';
+  type Logger,
+} from '@trawl/base';
 export { LISTENER_PORT_DEFAULTS, stackListeners, type StackListener } from './config/stack-listeners.ts';
-export { authHeaders, httpTarget } from './config/http-credentials.ts';
 export {
   DeferredError,
   DeliveryConfigError,
@@ -23,10 +48,7 @@ export {
   SchemaRegistryError,
   StreamsError,
   UndecodableMessageError,
-  isRetriable,
 } from './errors.ts';
-export { TrawlError } from '@trawl/schemas';
-export { createLogger, type Logger } from './logger.ts';
 export { createKafka } from './kafka/client.ts';
 export { kafkajsFastPaths } from './kafka/kafkajs.ts';
 export {
@@ -44,7 +66,6 @@ export { provisionTopics, replicationOf, type ProvisionReport } from './topics/p
 export { createTopicsAndWait } from './topics/create-topics.ts';
 export { EVENT_DELIVERY, checkDelivery, type DeliveryCheck, type DeliverySettings } from './producer/delivery.ts';
 export { EventCodec, subjectFor, type DecodedEvent, type EventFields } from './registry/event-codec.ts';
-export { eventId, stableId, uuidv5 } from './producer/event-id.ts';
 export {
   DEFAULT_MAX_EVENT_BYTES,
   EventProducer,
@@ -70,7 +91,6 @@ export {
   type ReadinessChecks,
 } from './service/readiness.ts';
 export { DEFAULT_READY_CACHE_MS, ReadinessCache, readyCacheMsFromEnv, type ReadinessCacheOptions } from './service/readiness-cache.ts';
-export { contextFromHeaders, eventAttributes, inSpan, injectTraceHeaders, traceIdOf, trawlTracer } from './tracing/trace-context.ts';
 export { CoPartitionedAssigner } from './kafka/co-partitioned-assigner.ts';
 export { topicFlow } from './topics/topic-flows.ts';
 export { Backoff, sleep } from './util/backoff.ts';
@@ -95,7 +115,6 @@ export {
   type ProjectionOptions,
 } from './projection/run-projection.ts';
 export { projectionFetchSettings } from './projection/projection-options.ts';
-export { MetricsRegistry, counterIn, defaultMetrics, eventLoopSampleMs, histogramIn, liveGaugeIn, DURATION_BUCKETS } from './metrics/prometheus.ts';
 export type { PartitionStats } from './metrics/consumer-metrics.ts';
 export { rangeKey, readRanges, type PartitionRange, type RangeEvent } from './reader/range-reader.ts';
 export { ProgressTracker, stderrProgress, type ProgressSink, type ReplayPhase, type ReplayProgress } from './reader/replay-progress.ts';

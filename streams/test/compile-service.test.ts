@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AVRO_DIR } from '@trawl/schemas';
-import { repoRoot } from '../src/config/endpoints.ts';
+import { repoRoot } from '@trawl/base';
 import { compileService, COMPILED_MAIN } from '../src/service/compile-service.ts';
 
 const APP = join(import.meta.dirname, 'fixtures', 'compiled-app');

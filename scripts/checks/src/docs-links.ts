@@ -32,7 +32,7 @@ export interface DocFinding {
 }
 
 /** Folders of the repository a named path may start with, wherever the Markdown file is. */
-const REPO_STARTS = ['apps/', 'scripts/', 'schemas/', 'streams/', 'docs/', '.ci/'];
+const REPO_STARTS = ['apps/', 'scripts/', 'schemas/', 'base/', 'streams/', 'docs/', '.ci/'];
 /** A package's own folders: held to account only in a package's Markdown, and not as a bare folder. */
 const PACKAGE_STARTS = ['src/', 'test/', 'bench/', 'fixtures/'];
 const PLACEHOLDER = /[<>*{}$:\s|]|\.\.\./;

@@ -1,7 +1,7 @@
 // Types of import-layers.js (plain JavaScript, so that eslint.config.js loads it without a compiler).
 import type { Rule } from 'eslint';
 
-export type Layer = 'schemas' | 'streams' | 'libs' | 'services' | 'harness' | 'tools';
+export type Layer = 'schemas' | 'base' | 'streams' | 'client' | 'libs' | 'services' | 'harness' | 'tools';
 
 export interface WorkspacePackage {
   readonly name: string;

@@ -1,16 +1,18 @@
 /**
  * The layers of the house, as an ESLint rule over import specifiers (`@trawl/<name>` and relative
- * paths). A package's layer is its folder: schemas, streams, apps/libs, apps/services,
+ * paths). A package's layer is its folder: schemas, base, streams, apps/libs, apps/services,
  * apps/harness, apps/tools (and scripts/*, the repository's own tooling, as tools); one library,
  * apps/libs/client, has a role of its own (client).
  *
  * Production code (anything but tests and benches) may import:
  *   schemas   nothing of Trawl
- *   streams   schemas
+ *   base      schemas: what every service needs (configuration, logging, metrics, tracing, errors,
+ *             ids), with no Kafka client, so that a library that talks to no Kafka loads none
+ *   streams   schemas, base
  *   client    nothing of Trawl: it is generated from the API's OpenAPI document, not from its code,
  *             and runs in programs of users and in browsers, without Trawl's packages
- *   libs      schemas, streams, the client, other libraries
- *   services  schemas, streams, libraries, the client — never another service
+ *   libs      schemas, base, streams, the client, other libraries
+ *   services  schemas, base, streams, libraries, the client — never another service
  *   harness   anything but tools (a harness stands services up and may build on another harness)
  *   tools     anything (a tool such as the CLI starts services and manages the API's keys)
  * Tests and benches (test/, bench/, *.test.ts) stand real systems up, so they may import any
@@ -25,12 +27,13 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..
 /** What each layer's production code may import. */
 export const ALLOWED = {
   schemas: [],
-  streams: ['schemas'],
+  base: ['schemas'],
+  streams: ['schemas', 'base'],
   client: [],
-  libs: ['schemas', 'streams', 'client', 'libs'],
-  services: ['schemas', 'streams', 'client', 'libs'],
-  harness: ['schemas', 'streams', 'client', 'libs', 'services', 'harness'],
-  tools: ['schemas', 'streams', 'client', 'libs', 'services', 'harness', 'tools'],
+  libs: ['schemas', 'base', 'streams', 'client', 'libs'],
+  services: ['schemas', 'base', 'streams', 'client', 'libs'],
+  harness: ['schemas', 'base', 'streams', 'client', 'libs', 'services', 'harness'],
+  tools: ['schemas', 'base', 'streams', 'client', 'libs', 'services', 'harness', 'tools'],
 };
 
 /** Folders whose package has a role of its own rather than its folder's layer. */
@@ -38,7 +41,8 @@ const ROLES = { 'apps/libs/client': 'client' };
 
 const WHY = {
   schemas: 'schemas are the bottom layer',
-  streams: 'streams builds on schemas alone',
+  base: 'base builds on schemas alone, and loads no Kafka client',
+  streams: 'streams builds on schemas and base alone',
   client: "the client is generated from the API's OpenAPI document, not from Trawl's code, and ships to users alone",
   libs: 'libraries never import services, harnesses or tools',
   services: 'services import libraries only, never another service',
@@ -50,7 +54,7 @@ const WHY = {
 export function layerOf(dir) {
   if (dir in ROLES) return ROLES[dir];
   const parts = dir.split('/');
-  if (parts[0] === 'schemas' || parts[0] === 'streams') return parts[0];
+  if (parts[0] === 'schemas' || parts[0] === 'base' || parts[0] === 'streams') return parts[0];
   if (parts[0] === 'apps' && parts[1] in ALLOWED) return parts[1];
   if (parts[0] === 'scripts') return 'tools';
   return undefined;
@@ -95,7 +99,7 @@ function packageOfFile(rel) {
 export default {
   meta: {
     type: 'problem',
-    docs: { description: 'keeps imports within the layers: schemas ← streams ← libs ← services; harness and tools on top' },
+    docs: { description: 'keeps imports within the layers: schemas ← base ← streams ← libs ← services; harness and tools on top' },
     schema: [],
     messages: {
       layer: "{{from}} ({{fromLayer}}) may not import {{to}} ({{toLayer}}): {{why}}",

@@ -24,7 +24,7 @@ function manifest(dir: string): Manifest {
   return JSON.parse(readFileSync(join(REPO_ROOT, dir, 'package.json'), 'utf8')) as Manifest;
 }
 
-const LAYER_ORDER = ['schemas', 'streams', 'client', 'libs', 'services', 'harness', 'tools'];
+const LAYER_ORDER = ['schemas', 'base', 'streams', 'client', 'libs', 'services', 'harness', 'tools'];
 
 export const PACKAGE_MAP: GeneratedBlock = {
   file: ARCHITECTURE_DOC,

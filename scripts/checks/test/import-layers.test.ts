@@ -33,6 +33,15 @@ describe('import layers', () => {
     expect(await layerErrors("import { jobIdForSlot } from '@trawl/store';\n", 'streams/src/fixture.ts')).toHaveLength(1);
   });
 
+  it('refuses base importing the Kafka runtime or anything above it, and lets libraries build on base', async () => {
+    expect(await layerErrors("import { TOPICS } from '@trawl/streams';\nimport '@trawl/store';\n", 'base/src/fixture.ts')).toEqual([
+      '@trawl/base (base) may not import @trawl/streams (streams): base builds on schemas alone, and loads no Kafka client',
+      '@trawl/base (base) may not import @trawl/store (libs): base builds on schemas alone, and loads no Kafka client',
+    ]);
+    expect(await layerErrors("import { endpoints } from '@trawl/base';\nimport { TrawlError } from '@trawl/schemas';\n", 'apps/libs/content/src/fixture.ts')).toEqual([]);
+    expect(await layerErrors("import { createLogger } from '@trawl/base';\n", 'streams/src/fixture.ts')).toEqual([]);
+  });
+
   it('refuses the client importing anything of Trawl: it is generated from the document, not from the code', async () => {
     const code = "import { buildApp } from '@trawl/api';\nimport { endpoints } from '@trawl/streams';\nimport '@trawl/store';\n";
     expect(await layerErrors(code, 'apps/libs/client/src/fixture.ts')).toEqual([

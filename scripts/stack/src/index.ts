@@ -13,8 +13,8 @@ export { createContext, type StackContext } from './context.ts';
 export { kafkaDown, kafkaNodes, kafkaUp, kafkaStatus, type KafkaNode } from './kafka.ts';
 export { withStackLock } from './lock.ts';
 export { stackLogger } from './logger.ts';
-// For the registry's fault test: a registry on its old Postgres storage, to move from.
-export { findRegistryJar, registryAuthEnv, registryJavaArgs } from './registry.ts';
+// For the registry's fault test: a registry on its old Postgres storage, to move from; for the soak's restarts, registryDown.
+export { findRegistryJar, registryAuthEnv, registryDown, registryJavaArgs } from './registry.ts';
 export { registryTopics } from './registry-storage.ts';
 export { jdbcFromDatabaseUrl } from './database-url.ts';
 export { loadCredentials } from './credentials.ts';

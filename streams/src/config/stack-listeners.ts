@@ -10,7 +10,7 @@
  * parts themselves use, so a moved port moves here too.
  */
 import { DEFAULT_OPERATOR_PORTS, operatorPortFromEnv, operatorPortVariable } from '../service/operator-server.ts';
-import { endpoints } from './endpoints.ts';
+import { endpoints } from '@trawl/base';
 
 /** A port range one part listens on (the shape @trawl/crawl's StackListener takes). */
 export interface StackListener {

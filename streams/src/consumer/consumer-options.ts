@@ -10,7 +10,7 @@ import type { RetryTier } from '../retry/retry-tiers.ts';
 import { validateRetryTiers } from '../retry/retry-tiers.ts';
 import type { DeadLetter } from '../retry/dead-letter.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
-import type { MetricsRegistry } from '../metrics/prometheus.ts';
+import type { MetricsRegistry } from '@trawl/base';
 import { TOPICS } from '../topics/catalogue.ts';
 import { InvalidOptionError } from '../errors.ts';
 import type { EventHandler } from './consumed-event.ts';

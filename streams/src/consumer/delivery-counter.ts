@@ -15,7 +15,7 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { endpoints } from '../config/endpoints.ts';
+import { endpoints } from '@trawl/base';
 import { InvalidOptionError } from '../errors.ts';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.ts';
 import {

@@ -33,12 +33,11 @@
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
 import { createKafka } from '../kafka/client.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, defaultMetrics } from '@trawl/base';
 import { EventCodec } from '../registry/event-codec.ts';
 import { EventProducer } from '../producer/event-producer.ts';
 import { dueAtOf } from '../retry/retry-headers.ts';
 import { ConsumerMetrics, type ConsumerStats, type LiveSnapshot } from '../metrics/consumer-metrics.ts';
-import { defaultMetrics } from '../metrics/prometheus.ts';
 import { resolveConsumerOptions, type EventConsumerOptions, type ResolvedConsumerOptions } from './consumer-options.ts';
 import type { TrackedEntry } from './partition-tracker.ts';
 import { tpKey } from './pause-control.ts';

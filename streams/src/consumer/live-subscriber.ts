@@ -15,7 +15,7 @@ import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { EventName } from '@trawl/schemas';
 import { createKafka } from '../kafka/client.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger } from '@trawl/base';
 import { EventCodec } from '../registry/event-codec.ts';
 import { readEvent, type ReadEvent } from './consumed-event.ts';
 import { startGroupMember, type MemberRuntime, type MemberStrategy } from './group-member.ts';

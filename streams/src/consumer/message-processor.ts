@@ -20,7 +20,7 @@
  */
 import type { KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import { BudgetExceededError, DeferredError, isRetriable, PoisonMessageError, UndecodableMessageError } from '../errors.ts';
+import { BudgetExceededError, DeferredError, PoisonMessageError, UndecodableMessageError } from '../errors.ts';
 import type { EventCodec, DecodedEvent } from '../registry/event-codec.ts';
 import type { EventProducer, RawMessage } from '../producer/event-producer.ts';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.ts';
@@ -32,7 +32,7 @@ import { readEvent, type ConsumedEvent, type EventHandler } from './consumed-eve
 import type { ConsumerMetrics } from '../metrics/consumer-metrics.ts';
 import type { DeliveryCounter } from './delivery-counter.ts';
 import type { MessagePosition } from './delivery-store.ts';
-import { contextFromHeaders, inRecordTrace, startProcessSpan } from '../tracing/trace-context.ts';
+import { isRetriable, contextFromHeaders, inRecordTrace, startProcessSpan } from '@trawl/base';
 import { afterUnfinished, carriedForward, deliveryVerdict, FIRST_DELIVERY, rereadHistory, type DeliveryHistory } from './delivery-verdict.ts';
 
 /** The first window of a partition after it was taken on: messages a previous member may have run. */

@@ -1,7 +1,7 @@
 import type { LogEntry } from 'kafkajs';
 import { Kafka, logLevel } from './kafkajs.ts';
 import type { Logger } from 'pino';
-import { endpoints, type Endpoints } from '../config/endpoints.ts';
+import { endpoints, type Endpoints } from '@trawl/base';
 
 const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',

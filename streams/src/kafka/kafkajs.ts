@@ -4,14 +4,19 @@
  * first, which only works before kafkajs's modules load: everything
  * else takes kafkajs's values from here, and only types straight from 'kafkajs' (eslint holds
  * every package to that).
+ *
+ * Loading it with any kafkajs but the one the patches are written for throws KafkajsVersionError
+ * (kafkajs-version.ts), before kafkajs itself loads.
  */
 import { createRequire } from 'node:module';
 import type * as KafkaJS from 'kafkajs';
 import { installFastPaths } from './fast-paths/install-fast-paths.ts';
 import { clampRequestQueueTimer, slowRequestTimeoutCheck } from './request-queue-timer.ts';
 import { installSendMessages } from './send-messages.ts';
+import { requireKafkajsVersion } from './kafkajs-version.ts';
 
 const require = createRequire(import.meta.url);
+requireKafkajsVersion(require, "streams' kafkajs loader (streams/src/kafka/kafkajs.ts)");
 
 /** Whether kafkajs runs with Trawl's fast paths, and if not, why. */
 export const kafkajsFastPaths = installFastPaths(require);

@@ -13,8 +13,13 @@
  * frees a slot and checks at once (RequestQueue#fulfillRequest), so no request waits longer.
  *
  * The request timeout check: see slowRequestTimeoutCheck.
+ *
+ * Upstream: both are changes to `src/network/requestQueue/index.js` (schedule the pending check
+ * only while `pending` is not empty; a timeout timer at the earliest in-flight deadline instead of
+ * a 100 ms interval), with test/request-queue-timer.test.ts as their test. They replace methods of
+ * RequestQueue's prototype, on kafkajs 2.2.4 only (kafkajs-version.ts).
  */
-import { KAFKAJS_VERSION } from './fast-paths/install-fast-paths.ts';
+import { requireKafkajsVersion } from './kafkajs-version.ts';
 
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
 
@@ -26,10 +31,9 @@ interface RequestQueueLike {
   scheduleCheckPendingRequests(): void;
 }
 
-/** Replaces RequestQueue#scheduleCheckPendingRequests when kafkajs is the version it restates; whether it did. */
+/** Replaces RequestQueue#scheduleCheckPendingRequests; throws KafkajsVersionError when kafkajs is not the version it restates. */
 export function clampRequestQueueTimer(require: NodeJS.Require): boolean {
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return false;
+  requireKafkajsVersion(require, 'the restated pending-requests timer (streams/src/kafka/request-queue-timer.ts)');
   const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: RequestQueueLike };
   RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueLike) {
     if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
@@ -81,10 +85,9 @@ interface TimeoutCheckingQueue {
   armRequestTimeoutCheck(): void;
 }
 
-/** Restates the request queue's timeout check when kafkajs is the version it restates; whether it did. */
+/** Restates the request queue's timeout check; throws KafkajsVersionError when kafkajs is not the version it restates. */
 export function slowRequestTimeoutCheck(require: NodeJS.Require): boolean {
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return false;
+  requireKafkajsVersion(require, 'the restated request-timeout check (streams/src/kafka/request-queue-timer.ts)');
   const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: TimeoutCheckingQueue };
   const proto = RequestQueue.prototype;
   const { sendSocketRequest, destroy } = proto;

@@ -14,8 +14,12 @@
  * once, so a retry never moves one between partitions (a key-less message's partition is chosen at
  * random), and a retry starts only once every request of the attempt before has settled, so a late
  * answer cannot race a resend under a new sequence number (which idempotence could not drop).
+ *
+ * Upstream: this is the fix kafkajs#1303 asks for, in `src/producer/sendMessages.js` (PR #1798
+ * proposes one; kafkajs has merged nothing since 2023). It replaces that module whole, on kafkajs
+ * 2.2.4 only (kafkajs-version.ts), and is proved by apps/harness/e2e/test/chaos/brokers3.test.ts.
  */
-import { KAFKAJS_VERSION } from './fast-paths/install-fast-paths.ts';
+import { requireKafkajsVersion } from './kafkajs-version.ts';
 
 type Anything = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -43,10 +47,9 @@ export interface SendMessagesStatus {
   readonly reason?: string;
 }
 
-/** Puts the restated send in place of kafkajs's, before kafkajs's producer loads; says why not when it cannot. */
+/** Puts the restated send in place of kafkajs's, before kafkajs's producer loads; says why not when it cannot, throws KafkajsVersionError on an unknown kafkajs. */
 export function installSendMessages(require: NodeJS.Require): SendMessagesStatus {
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return { active: false, reason: `kafkajs ${version}: the send is restated from ${KAFKAJS_VERSION}` };
+  requireKafkajsVersion(require, 'the restated producer send (streams/src/kafka/send-messages.ts)');
   const path = require.resolve(TARGET);
   require(TARGET);
   const cached = require.cache[path]!;

@@ -11,7 +11,7 @@
  * would cost a request per partition per scrape.
  */
 import type { Registry } from 'prom-client';
-import { counterIn, DURATION_BUCKETS, histogramIn, liveGaugeIn, type Sample } from './prometheus.ts';
+import { counterIn, DURATION_BUCKETS, histogramIn, liveGaugeIn, type Sample } from '@trawl/base';
 
 export interface PartitionSnapshot {
   readonly topic: string;

@@ -5,7 +5,7 @@
  * projections of a process under their `projection` label; `stats()` reads this one's own tallies.
  */
 import type { Registry } from 'prom-client';
-import { counterIn, DURATION_BUCKETS, histogramIn, liveGaugeIn } from './prometheus.ts';
+import { counterIn, DURATION_BUCKETS, histogramIn, liveGaugeIn } from '@trawl/base';
 
 export interface ProjectionPartitionSnapshot {
   readonly topic: string;

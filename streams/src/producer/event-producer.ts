@@ -34,12 +34,10 @@ import { EventCodec } from '../registry/event-codec.ts';
 import { EventTooLargeError } from '../errors.ts';
 import { EVENT_TOPIC } from './event-topics.ts';
 import { EVENT_DELIVERY, type DeliverySettings } from './delivery.ts';
-import { randomEventId } from './event-id.ts';
+import { randomEventId, counterIn, defaultMetrics, injectTraceHeaders, inSendSpan } from '@trawl/base';
 import { context, type Context } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { counterIn, defaultMetrics } from '../metrics/prometheus.ts';
 import { describeError } from '../retry/retry-headers.ts';
-import { injectTraceHeaders, inSendSpan } from '../tracing/trace-context.ts';
 
 /** An event's body: the envelope (event_id, occurred_at, causation_id) is filled here. */
 export type EventBody<N extends EventName> = Omit<EventMap[N], 'event_id' | 'occurred_at' | 'causation_id'>;

@@ -8,7 +8,8 @@
 import type { KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { EventName } from '@trawl/schemas';
-import { UndecodableMessageError, isRetriable } from '../errors.ts';
+import { isRetriable } from '@trawl/base';
+import { UndecodableMessageError } from '../errors.ts';
 import type { EventCodec } from '../registry/event-codec.ts';
 import type { RawMessage } from '../producer/event-producer.ts';
 import { deadLetterFor } from '../retry/dead-letter.ts';

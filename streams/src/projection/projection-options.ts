@@ -9,7 +9,7 @@ import type { EventName } from '@trawl/schemas';
 import type { EventCodec } from '../registry/event-codec.ts';
 import type { EventProducer } from '../producer/event-producer.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
-import type { MetricsRegistry } from '../metrics/prometheus.ts';
+import type { MetricsRegistry } from '@trawl/base';
 import type { ProjectionStats } from '../metrics/projection-metrics.ts';
 import type { ReadEvent, ReadEventOf } from '../consumer/consumed-event.ts';
 import { InvalidOptionError } from '../errors.ts';

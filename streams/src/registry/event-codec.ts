@@ -19,7 +19,7 @@ import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Resolver, Type } from 'avsc';
 import { avroTypeOptions, eventSchema, fullName, isEventName, type EventMap, type EventName } from '@trawl/schemas';
 import { SchemaNotFoundError, SchemaRegistryError, UndecodableMessageError } from '../errors.ts';
-import { endpoints } from '../config/endpoints.ts';
+import { endpoints } from '@trawl/base';
 import { projectedReader } from './projected-reader.ts';
 
 export const MAGIC_BYTE = 0;

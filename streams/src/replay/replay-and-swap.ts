@@ -20,7 +20,7 @@
  * dead-lettered it and stands after it too.
  */
 import type { createKafka } from '../kafka/client.ts';
-import { createLogger, type Logger } from '../logger.ts';
+import { createLogger, type Logger } from '@trawl/base';
 import { createKafka as makeKafka } from '../kafka/client.ts';
 import { EventCodec } from '../registry/event-codec.ts';
 import { watermarks } from '../reader/log-positions.ts';

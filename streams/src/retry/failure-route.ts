@@ -13,7 +13,7 @@
  * delay is up, to be deferred again if still early — so a tier's messages stay roughly in due order
  * and one long wait never holds up a tier's partition. Without tiers it waits in place.
  */
-import { isRetriable } from '../errors.ts';
+import { isRetriable } from '@trawl/base';
 import type { DeadLetterReason } from './retry-headers.ts';
 import type { RetryTier } from './retry-tiers.ts';
 

@@ -3,6 +3,7 @@
  * Key and value are never touched: a retried or dead-lettered message holds the original bytes,
  * so whatever went wrong can be replayed byte for byte.
  */
+import { headerString } from '@trawl/base';
 import type { IHeaders } from 'kafkajs';
 
 export const TRAWL_HEADERS = {
@@ -37,13 +38,9 @@ export const TRAWL_HEADERS = {
 /** Error messages are cut here so a huge stack or body cannot blow the message size. */
 export const MAX_ERROR_MESSAGE_CHARS = 2000;
 
-/** A header as a string (kafkajs delivers Buffers; repeated headers keep the last value). */
-export function headerString(headers: IHeaders | undefined, name: string): string | undefined {
-  const raw = headers?.[name];
-  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-  if (value === undefined) return undefined;
-  return typeof value === 'string' ? value : value.toString('utf8');
-}
+// A header as a string (kafkajs delivers Buffers; repeated headers keep the last value): it lives
+// in @trawl/base, whose trace context reads headers with it, and is handed on with the readers here.
+export { headerString };
 
 /** Every header as a string, for handlers. */
 export function headerStrings(headers: IHeaders | undefined): Record<string, string> {

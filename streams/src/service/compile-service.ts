@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { appDir, trawlHome } from '../config/endpoints.ts';
+import { appDir, trawlHome } from '@trawl/base';
 
 /** The service's main module, compiled: what `node <file>` runs. */
 export const COMPILED_MAIN = 'main.mjs';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../logger.ts';
+import { createLogger } from '@trawl/base';
 import { startHeartbeatFile } from './heartbeat-file.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,8 +4,7 @@
  * Their errors are redacted of credentials here, once, for every place that shows them.
  */
 import type { Admin, Kafka } from 'kafkajs';
-import { httpTarget } from '../config/http-credentials.ts';
-import { redactText } from '../config/redact.ts';
+import { httpTarget, redactText } from '@trawl/base';
 
 export type ReadinessCheck = (signal: AbortSignal) => Promise<void>;
 export type ReadinessChecks = Readonly<Record<string, ReadinessCheck>>;

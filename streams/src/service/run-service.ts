@@ -11,17 +11,15 @@
  * probe sees a service that is still connecting as alive and not ready.
  */
 import type { Logger } from 'pino';
-import { createLogger } from '../logger.ts';
+import { createLogger, defaultMetrics, eventLoopSampleMs, flushTraces, startTracing } from '@trawl/base';
 import { kafkajsFastPaths } from '../kafka/kafkajs.ts';
 import { startHeapCeiling } from './heap-ceiling.ts';
 import { startHeartbeatFile } from './heartbeat-file.ts';
 import { startLoopWatchdog } from './loop-watchdog.ts';
 import type { Registry } from 'prom-client';
 import { collectDefaultMetrics } from 'prom-client';
-import { defaultMetrics, eventLoopSampleMs } from '../metrics/prometheus.ts';
 import { DEFAULT_OPERATOR_PORTS, operatorPortFromEnv, operatorPortVariable, startOperatorServer, type OperatorServer, type ServicePhase } from './operator-server.ts';
 import type { ReadinessChecks } from './readiness.ts';
-import { flushTraces, startTracing } from '../tracing/trace-context.ts';
 
 export interface Service {
   /** Stops gracefully; resolves when everything in flight is done and committed. */

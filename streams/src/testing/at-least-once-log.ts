@@ -12,7 +12,7 @@
  */
 import type { EventName } from '@trawl/schemas';
 import { sampleSpec } from '@trawl/schemas';
-import { eventId, stableId } from '../producer/event-id.ts';
+import { eventId, stableId } from '@trawl/base';
 import type { EventBody } from '../producer/event-producer.ts';
 import { prng, type SyntheticEvent } from './synthetic-crawl.ts';
 

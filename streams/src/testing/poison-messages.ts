@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
-import { appDir, repoRoot } from '../config/endpoints.ts';
+import { appDir, repoRoot } from '@trawl/base';
 import { catalogueOptions, topicCatalogue } from '../topics/catalogue.ts';
 import { provisionTopics } from '../topics/provision.ts';
 import { EventCodec } from '../registry/event-codec.ts';

@@ -1,5 +1,4 @@
-import { endpoints } from '../config/endpoints.ts';
-import { authHeaders, httpTarget } from '../config/http-credentials.ts';
+import { endpoints, authHeaders, httpTarget } from '@trawl/base';
 
 /**
  * Deletes the registry subjects whose name starts with `prefix` (soft, then permanent), so test

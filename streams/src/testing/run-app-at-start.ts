@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { appDir, repoRoot } from '../config/endpoints.ts';
+import { appDir, repoRoot } from '@trawl/base';
 import { operatorPortVariable } from '../service/operator-server.ts';
 
 export interface StartOutcome {

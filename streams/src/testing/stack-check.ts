@@ -5,9 +5,7 @@
  */
 import net from 'node:net';
 import pg from 'pg';
-import { endpoints, type Endpoints } from '../config/endpoints.ts';
-import { httpTarget } from '../config/http-credentials.ts';
-import { redactUrl } from '../config/redact.ts';
+import { endpoints, type Endpoints, httpTarget, redactUrl } from '@trawl/base';
 import { StackUnavailableError } from '../errors.ts';
 import { ensureDatabase } from './database.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { EventMap, EventName } from '@trawl/schemas';
 import { sampleSpec } from '@trawl/schemas';
-import { eventId, stableId } from '../producer/event-id.ts';
+import { eventId, stableId } from '@trawl/base';
 import type { EventBody } from '../producer/event-producer.ts';
 
 export interface SyntheticEvent<N extends EventName = EventName> {

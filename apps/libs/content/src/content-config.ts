@@ -2,10 +2,10 @@
  * Where the content store lives: TRAWL_S3_URL (the S3 endpoint, with the access key and secret as
  * the URL's user and password, as the other endpoints carry theirs), TRAWL_S3_BUCKET and
  * TRAWL_S3_REGION. Each comes from the environment, else the local stack's stack.env, else the
- * local default (endpoints() in @trawl/streams). AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are used
+ * local default (endpoints() in @trawl/base). AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are used
  * when the URL carries no credentials, so a real S3 works with its usual variables.
  */
-import { endpoints, redactUrl } from '@trawl/streams';
+import { endpoints, redactUrl } from '@trawl/base';
 
 export interface ContentStoreConfig {
   /** The endpoint without credentials. */

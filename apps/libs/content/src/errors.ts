@@ -1,4 +1,4 @@
-import { TrawlError } from '@trawl/streams';
+import { TrawlError } from '@trawl/base';
 
 /** The content store's errors: a code, whether trying again may help, and the cause. */
 export class ContentError extends TrawlError {

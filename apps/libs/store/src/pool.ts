@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { endpoints } from '@trawl/streams';
+import { endpoints } from '@trawl/base';
 
 /** bigint columns (offsets, counters) come back as JS numbers; Trawl's never pass 2^53. */
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));

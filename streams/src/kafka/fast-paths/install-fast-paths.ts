@@ -8,16 +8,19 @@
  * That only works before those modules are loaded, which is why `kafka/kafkajs.ts` — the one
  * place in Trawl that loads kafkajs — calls this first.
  *
- * It does nothing, and says why in the returned status, when kafkajs is not the version these
- * were written and tested against (2.2.4), when kafkajs was loaded before it ran, or when
- * TRAWL_KAFKAJS_FAST_PATHS=0 (the switch for side-by-side benchmarks and a way out).
+ * It throws KafkajsVersionError when kafkajs is not the version these were written and tested
+ * against (kafkajs-version.ts). It does nothing, and says why in the returned status, when kafkajs
+ * was loaded before it ran, or when TRAWL_KAFKAJS_FAST_PATHS=0 (the switch for side-by-side
+ * benchmarks and a way out).
+ *
+ * Upstream, each would be a change to the module it replaces, with the same tests (each held to
+ * kafkajs's own output over random inputs in fast-paths.test.ts); none changes kafkajs's API.
  */
 import { groupMessagesPerPartition } from './group-by-partition.ts';
 import { loadInternals } from './kafkajs-internals.ts';
 import { fastProduceRequest, type ProduceRequestFactory } from './produce-request.ts';
 import { fastRecordDecoder, type RecordDecoder } from './record-decoder.ts';
-
-export const KAFKAJS_VERSION = '2.2.4';
+import { requireKafkajsVersion } from '../kafkajs-version.ts';
 
 const MARK = Symbol.for('trawl.kafkajs-fast-path');
 
@@ -54,9 +57,8 @@ export interface FastPathsStatus {
 type Marked = { [MARK]?: FastPathsStatus['originals'] };
 
 export function installFastPaths(require: NodeJS.Require, env: NodeJS.ProcessEnv = process.env): FastPathsStatus {
+  requireKafkajsVersion(require, 'the fast paths (streams/src/kafka/fast-paths)');
   if (env.TRAWL_KAFKAJS_FAST_PATHS === '0') return { active: false, reason: 'off: TRAWL_KAFKAJS_FAST_PATHS=0' };
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return { active: false, reason: `kafkajs ${version}: the fast paths are written for ${KAFKAJS_VERSION}` };
 
   const path = (file: string) => require.resolve(file);
   const cached = (file: string) => require.cache[path(file)];

@@ -10,6 +10,10 @@
  *
  * Only the common case is taken: no compression, no per-message timestamps, keys, values and
  * header values that are strings or Buffers. Anything else is encoded by kafkajs as before.
+ *
+ * Upstream: a size-first, single-buffer path in `src/protocol/requests/produce/v3/request.js`
+ * (falling back to the Encoder path as here), with fast-paths.test.ts's byte-for-byte comparison
+ * as its test. It replaces that module whole (install-fast-paths.ts), on kafkajs 2.2.4 only.
  */
 import type { KafkajsInternals } from './kafkajs-internals.ts';
 

@@ -6,6 +6,10 @@
  * rebuilds the headers object once per header. Offsets and timestamps are far below 2^53, so
  * plain numbers give the same strings; a value that is not (a varlong of more than 7 bytes, a sum
  * past 2^53) takes kafkajs's `Long` path. The result is the same object, field for field.
+ *
+ * Upstream: the same number path in `src/protocol/recordBatch/record/v0/decoder.js`, the `Long`
+ * path kept for what does not fit, with fast-paths.test.ts's comparison as its test. It replaces
+ * that module whole (install-fast-paths.ts), on kafkajs 2.2.4 only.
  */
 import type { KafkajsDecoder, KafkajsInternals } from './kafkajs-internals.ts';
 

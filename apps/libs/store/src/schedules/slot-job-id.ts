@@ -3,7 +3,7 @@
  * the API starting a one-shot schedule at once derive the same id, so the same slot never becomes
  * two jobs.
  */
-import { uuidv5 } from '@trawl/streams';
+import { uuidv5 } from '@trawl/base';
 
 export function jobIdForSlot(scheduleId: string, slot: Date): string {
   return uuidv5(`job:${scheduleId}:${slot.toISOString()}`);

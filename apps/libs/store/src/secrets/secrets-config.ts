@@ -6,7 +6,7 @@
  * has no key refuses to start rather than keep them in clear.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { parseEnvFile, stackEnvFile } from '@trawl/streams';
+import { parseEnvFile, stackEnvFile } from '@trawl/base';
 import { parseSecretsKey, SecretBox, SecretsConfigError } from './secret-box.ts';
 
 export const SECRETS_KEY_VARIABLE = 'TRAWL_SECRETS_KEY';

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { endpoints } from '@trawl/streams';
+import { endpoints } from '@trawl/base';
 import { createPool, type Pool } from '../pool.ts';
 
 export interface TestDatabase {

@@ -29,7 +29,7 @@ export interface Endpoints {
   readonly s3Bucket: string;
 }
 
-/** The repository root, found from this file's place (streams/src/config/). */
+/** The repository root, found from this file's place (base/src/config/). */
 export const repoRoot: string = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** The folders of apps/, one per runtime role. */

@@ -16,6 +16,10 @@
  * they came, and what it emits carries them on unparsed — the same trace, the upstream span as its
  * parent. Only an event with no trace to continue gets a new root. Spans opened by hand (an API
  * request's) are non-recording there and carry the trace id on as well.
+ *
+ * Headers are taken in the shape Kafka clients hand them over (`MessageHeaders`), declared in
+ * message-headers.ts rather than imported from a client: this module is @trawl/base's, which
+ * loads no Kafka client.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -36,8 +40,7 @@ import {
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler } from '@opentelemetry/sdk-trace-node';
-import type { IHeaders } from 'kafkajs';
-import { headerString } from '../retry/retry-headers.ts';
+import { headerString, type MessageHeaders } from './message-headers.ts';
 
 export const TRACEPARENT_HEADER = 'traceparent';
 const TRACESTATE_HEADER = 'tracestate';
@@ -78,10 +81,10 @@ export async function flushTraces(): Promise<void> {
   await provider?.forceFlush();
 }
 
-const headerGetter: TextMapGetter<IHeaders> = { keys: (carrier) => Object.keys(carrier), get: headerString };
+const headerGetter: TextMapGetter<MessageHeaders> = { keys: (carrier) => Object.keys(carrier), get: headerString };
 
 /** The trace context a Kafka record's headers carry (the root context when they carry none). */
-export function contextFromHeaders(headers: IHeaders | undefined): Context {
+export function contextFromHeaders(headers: MessageHeaders | undefined): Context {
   return headers ? propagation.extract(ROOT_CONTEXT, headers, headerGetter) : ROOT_CONTEXT;
 }
 
@@ -120,7 +123,7 @@ const VALID_TRACEPARENT = /^(?!ff)[\da-f]{2}-(?!0{32})[\da-f]{32}-(?!0{16})[\da-
  * fetched batch, and a context lives as long as whatever the handling starts (a keep-alive socket,
  * a timer) — holding a slice would hold the whole batch. Undefined for none or a malformed one.
  */
-function carriedTrace(headers: IHeaders | undefined): CarriedTrace | undefined {
+function carriedTrace(headers: MessageHeaders | undefined): CarriedTrace | undefined {
   if (!headers) return undefined;
   const traceparent = headerString(headers, TRACEPARENT_HEADER);
   if (traceparent === undefined || !VALID_TRACEPARENT.test(traceparent) || (traceparent.startsWith('00-') && traceparent.length !== 55)) return undefined;
@@ -132,7 +135,7 @@ function carriedTrace(headers: IHeaders | undefined): CarriedTrace | undefined {
  * record being handled, where a non-recording handling put it there, else the active span's. Once
  * tracing is started, an event with neither starts a trace of its own.
  */
-export function injectTraceHeaders(ctx: Context, headers: IHeaders): IHeaders {
+export function injectTraceHeaders(ctx: Context, headers: MessageHeaders): MessageHeaders {
   const carried = ctx.getValue(RECORD_TRACE) as CarriedTrace | undefined;
   if (carried) {
     headers[TRACEPARENT_HEADER] = carried.traceparent;
@@ -157,7 +160,7 @@ function newRootTraceparent(): string {
  * which what it emits carries on (injectTraceHeaders). `fn` gets the span to add attributes to (a
  * no-op one where nothing records).
  */
-export function inRecordTrace<T>(headers: IHeaders | undefined, start: () => { span: Span; parent: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
+export function inRecordTrace<T>(headers: MessageHeaders | undefined, start: () => { span: Span; parent: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
   if (!recording) {
     const carried = carriedTrace(headers);
     return context.with(carried ? new RecordContext(carried) : ROOT_CONTEXT, fn, undefined, NO_SPAN);
@@ -246,7 +249,7 @@ const MAX_LINKS = 32;
  * A projection batch's span: the child of its first event's trace (so one job's events, which
  * share a partition, stay in their trace), linked to the other traces in the batch.
  */
-export function startBatchSpan(projection: string, topic: string, partition: number, headers: readonly (IHeaders | undefined)[], firstValue: unknown): { span: Span; parent: Context } {
+export function startBatchSpan(projection: string, topic: string, partition: number, headers: readonly (MessageHeaders | undefined)[], firstValue: unknown): { span: Span; parent: Context } {
   const contexts = headers.map(contextFromHeaders);
   const parent = contexts[0] ?? ROOT_CONTEXT;
   const parentTrace = trace.getSpanContext(parent)?.traceId;

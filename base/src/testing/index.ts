@@ -1,0 +1,2 @@
+/** Helpers for tests (`@trawl/base/testing`). */
+export { kafkaPackagesIn, modulesLoadedBy, type LoadedModules } from './loaded-modules.ts';
