@@ -90,6 +90,13 @@ describe('POST /scrape', () => {
     else expect(res.body.error).toMatchObject({ code: expect.any(String) });
   }, 60_000);
 
+  it('answers the metadata with every scrape, from the stored structured data, without the HTML when it is not asked for', async () => {
+    const res = await api('POST', '/scrape', { url: site.urlOf(2), formats: ['markdown'] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ ok: true, status: 200, metadata: { title: 'Page 2', status_code: 200 } });
+    expect(Object.keys(res.body.formats as Record<string, unknown>)).toEqual(['markdown']);
+  }, 60_000);
+
   it('answers 202 when timeout_ms passes first; the job completes and its result is read later', async () => {
     const res = await api('POST', '/scrape', { url: site.urlOf(3), formats: ['markdown'], timeout_ms: 1 });
     expect(res.status, JSON.stringify(res.body)).toBe(202);

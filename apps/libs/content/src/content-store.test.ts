@@ -2,10 +2,14 @@
  * Against the real S3 endpoint of the environment (TRAWL_S3_URL, the local stack's S3Proxy by
  * default): each test has a fresh bucket.
  */
+import { createServer } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contentHash } from './content-key.ts';
-import type { ContentStore } from './content-store.ts';
-import { ContentNotFoundError } from './errors.ts';
+import { contentStoreConfig } from './content-config.ts';
+import { contentHash, objectKey } from './content-key.ts';
+import { ContentStore } from './content-store.ts';
+import { ContentNotFoundError, ContentStoreUnavailableError } from './errors.ts';
 import { storePageContent } from './page-content.ts';
 import { testContentStore } from './testing.ts';
 
@@ -104,5 +108,55 @@ describe('content store on S3', () => {
     const main = await storePageContent(store, { html: PAGE, finalUrl: 'https://docks.example/report', mainContent: true }, ['text']);
     expect(text((await store.get(whole.formats[0]!.hash)).body)).toContain('Footer text');
     expect(text((await store.get(main.formats[0]!.hash)).body)).not.toContain('Footer text');
+  });
+
+  it("reads back an object the SDK's S3 client wrote (objects stored before the signed requests), with its media type, and its stored size", async () => {
+    store = await testContentStore();
+    const body = new TextEncoder().encode(PAGE);
+    const hash = contentHash(body);
+    const config = contentStoreConfig();
+    const sdk = new S3Client({ endpoint: config.endpoint, region: config.region, forcePathStyle: true, credentials: { accessKeyId: config.accessKeyId!, secretAccessKey: config.secretAccessKey! }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+    const gz = gzipSync(body);
+    try {
+      await sdk.send(new PutObjectCommand({ Bucket: store.bucket, Key: objectKey(hash), Body: gz, ContentType: 'application/gzip', Metadata: { 'media-type': 'text/html; charset=utf-8' } }));
+    } finally {
+      sdk.destroy();
+    }
+    const got = await store.get(hash);
+    expect(text(got.body)).toBe(PAGE);
+    expect(got.mediaType).toBe('text/html; charset=utf-8');
+    expect(await store.storedBytes(hash)).toBe(gz.byteLength);
+    expect(await store.put(body, 'text/html; charset=utf-8')).toEqual({ hash, bytes: body.byteLength, written: false });
+    expect(await store.storedBytes(contentHash(new TextEncoder().encode('absent')))).toBeUndefined();
+  });
+
+  it('tells a store that refuses (wrong secret) or does not answer (nothing listening) from a missing object', async () => {
+    store = await testContentStore();
+    const { hash } = await store.write(new TextEncoder().encode(PAGE), 'text/html');
+    const wrong = new ContentStore({ ...contentStoreConfig(), bucket: store.bucket, secretAccessKey: 'not-the-secret' });
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const gone = new ContentStore({ ...contentStoreConfig(), bucket: store.bucket, endpoint: `http://127.0.0.1:${port}` });
+    try {
+      for (const s of [wrong, gone]) {
+        await expect(s.has(hash)).rejects.toBeInstanceOf(ContentStoreUnavailableError);
+        await expect(s.get(hash)).rejects.toBeInstanceOf(ContentStoreUnavailableError);
+        await expect(s.write(new TextEncoder().encode('x'), 'text/plain')).rejects.toMatchObject({ code: 'TRAWL_CONTENT_STORE_UNAVAILABLE', retriable: true });
+      }
+    } finally {
+      wrong.close();
+      gone.close();
+    }
+  });
+
+  it('stops a read when its signal aborts, with the signal\'s reason', async () => {
+    store = await testContentStore();
+    const { hash } = await store.write(new TextEncoder().encode(PAGE), 'text/html');
+    const reason = new Error('page budget spent');
+    await expect(store.get(hash, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
   });
 });

@@ -204,6 +204,11 @@ export class FrontierProcessor {
     switch (e.type) {
       case 'FetchRequested':
         // Keyed by host: one host's fetches share a partition, so one worker owns its politeness.
+        // A scrape's fetch too, though it is one page of its job: what it owes the host is what
+        // every job's fetches share there (robots.txt Crawl-delay, a 429's pause, the operator's
+        // TRAWL_HOST_MAX_CONCURRENCY), which is kept in the one worker that sees all of them; keyed
+        // by job, N workers would each allow the cap and each space by the Crawl-delay. One host's
+        // scrapes therefore load one worker (worker README, "Scrapes: one worker per host").
         return this.producer.emitEvent('FetchRequested', data as typeof e.data, { key: hostOf(e.data.url) });
       case 'PageFailed':
         return this.producer.emitEvent('PageFailed', e.data);

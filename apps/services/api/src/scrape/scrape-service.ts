@@ -189,7 +189,11 @@ export class ScrapeService {
       }
     };
     const wanted = formats.filter((f) => TEXT.has(f));
-    const [html, structured, ...texts] = await Promise.all([text('html'), text('metadata'), ...wanted.filter((f) => f !== 'html').map((f) => text(f))]);
+    // The HTML is read when asked for, or for the metadata of a page stored without its structured
+    // data (answerMetadata): not for every answer, since it is the largest object and a read of it
+    // costs the API and the store as much as the format asked for.
+    const [asked, structured, ...texts] = await Promise.all([wanted.includes('html') ? text('html') : null, text('metadata'), ...wanted.filter((f) => f !== 'html').map((f) => text(f))]);
+    const html = asked ?? (structured === null && !wanted.includes('html') ? await text('html') : null);
     const out: Record<string, unknown> = {};
     let i = 0;
     for (const f of wanted) out[f] = f === 'html' ? html : texts[i++];
