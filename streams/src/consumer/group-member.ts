@@ -248,11 +248,6 @@ class GroupMember<Stats> implements MemberRuntime {
     await strategy.prepare?.();
     // kafkajs reads both at each fetch (RestingFetch.valueOf); its types say number.
     const consumer = setup.kafka.consumer({
-      // The client's retries (kafka/client.ts: ~50 s of backoff), not kafkajs's consumer default of 5
-      // (~6 s): a dead partition leader is fenced only after broker.session.timeout.ms (9 s), and a
-      // consumer that gives up first crashes, leaves the group and has its uncommitted work re-read
-      // (chaos/brokers3-faults.test.ts, s: every deferred fetch then fetched twice).
-      retry: { retries: 10 },
       ...setup.consumer,
       maxWaitTimeInMs: this.fetchPace.maxWaitTimeInMs as unknown as number,
       minBytes: this.fetchPace.minBytes as unknown as number,
