@@ -114,13 +114,18 @@ export async function retrying<T>(read: () => Promise<T>, timeoutMs = 60_000): P
 
 export async function crawlOutcome(p: Pipeline, jobId: string): Promise<CrawlOutcome> {
   const all = await retrying(() => readEvents(p.kafka, p.codec, [p.topics.jobs, p.topics.pages, p.topics.items, p.topics.fetch]));
+  return outcomeOf(all, jobId, p.topics.fetch);
+}
+
+/** crawlOutcome from events already read (the soak reads the log once for all its jobs). */
+export function outcomeOf(all: readonly LoggedEvent[], jobId: string, fetchTopic: string): CrawlOutcome {
   const mine = ofJob(all, jobId);
   return {
     requested: named(mine, 'FetchRequested'),
     fetched: named(mine, 'PageFetched'),
     failed: named(mine, 'PageFailed'),
     completed: named(mine, 'JobCompleted'),
-    events: mine.filter((e) => e.topic !== p.topics.fetch),
+    events: mine.filter((e) => e.topic !== fetchTopic),
   };
 }
 
@@ -128,7 +133,7 @@ const distinctUrls = (xs: readonly { url: string }[]) => [...new Set(xs.map((x) 
 const distinct = <T>(xs: readonly T[], key: (x: T) => string) => new Set(xs.map(key)).size;
 
 /** The crawl's exact expectations (as in crawl.test.ts): every expected URL, nothing else, JobCompleted once. */
-export function expectExactCrawl(site: TestSite, o: CrawlOutcome): void {
+export function expectExactCrawl(site: Pick<TestSite, 'expected'>, o: CrawlOutcome): void {
   const expected = site.expected(DEPTH);
   expect(distinctUrls(o.requested)).toEqual([...expected.requested].sort());
   expect(distinct(o.requested, (r) => r.fetch_id)).toBe(expected.requested.length);
@@ -160,7 +165,7 @@ export interface LogFigures {
   readonly lostPages: number;
 }
 
-export function logFigures(site: TestSite, o: CrawlOutcome): LogFigures {
+export function logFigures(site: Pick<TestSite, 'expected'>, o: CrawlOutcome): LogFigures {
   const expected = site.expected(DEPTH);
   const done = new Set([...o.fetched, ...o.failed].map((x) => x.url));
   const items = named(o.events, 'ItemExtracted');
@@ -302,9 +307,13 @@ export interface ReadModelFigures {
  * asserts it exactly (a timeout shows the difference). The job must have completed first, so the
  * log is final. ClickHouse's counters must also equal Postgres's.
  */
-export async function expectReadModelsEqualLog(p: Pipeline, jobId: string, opts: { ch?: ClickHouse; since?: number; timeoutMs?: number } = {}): Promise<ReadModelFigures> {
+export async function expectReadModelsEqualLog(
+  p: Pipeline,
+  jobId: string,
+  opts: { ch?: ClickHouse; since?: number; timeoutMs?: number; /** The event topics' records, when the caller has read them already. */ events?: readonly LoggedEvent[] } = {},
+): Promise<ReadModelFigures> {
   const since = opts.since ?? Date.now();
-  const events = ofJob(await retrying(() => p.events()), jobId);
+  const events = ofJob(opts.events ?? (await retrying(() => p.events())), jobId);
   const wantPg = expectedPg(events);
   const wantCh = expectedCh(jobId, events);
   const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
