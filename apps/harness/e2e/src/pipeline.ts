@@ -112,8 +112,11 @@ export class Pipeline {
    */
   private nextOperatorPort = OPERATOR_PORT_FIRST + (randomBytes(2).readUInt16BE(0) % (OPERATOR_PORT_END - OPERATOR_PORT_FIRST - 100));
 
-  /** Starts one service process, with its operator port (`child.operatorUrl`). */
-  spawn(app: AppName, extraEnv: Readonly<Record<string, string>> = {}): Child {
+  /**
+   * Starts one service process, with its operator port (`child.operatorUrl`). `options.prefix` is a
+   * command that execs the service in its place (`ip netns exec <ns>`: the pid stays the service's).
+   */
+  spawn(app: AppName, extraEnv: Readonly<Record<string, string>> = {}, options: { readonly prefix?: readonly string[] } = {}): Child {
     const operatorPort = this.nextOperatorPort++;
     const logDir = join(trawlHome(), 'logs', 'e2e');
     mkdirSync(logDir, { recursive: true });
@@ -128,7 +131,8 @@ export class Pipeline {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
     }
-    const proc = spawn(process.execPath, [...nodeArgs, this.mains[app]], {
+    const [command, ...args] = [...(options.prefix ?? []), process.execPath, ...nodeArgs, this.mains[app]];
+    const proc = spawn(command!, args, {
       cwd: repoRoot,
       env: { ...process.env, ...compiledServiceEnv(), TRAWL_LOG_LEVEL: 'info', ...this.env, [operatorPortVariable(app)]: String(operatorPort), ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
