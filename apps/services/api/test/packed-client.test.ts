@@ -28,7 +28,11 @@ const REPO = join(import.meta.dirname, '..', '..', '..', '..');
  */
 const MACHINE_NPM_CONFIG = /^npm_config_(globalconfig|userconfig)$/i;
 function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || MACHINE_NPM_CONFIG.test(name))), ...extra };
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) || MACHINE_NPM_CONFIG.test(name)));
+  // A CA the machine trusts for Node (a registry reached through an intercepting proxy) is npm's
+  // too: the npm running the suite may be the project's own Node's, whose global npmrc has no cafile.
+  if (env.NODE_EXTRA_CA_CERTS && !env.npm_config_cafile) env.npm_config_cafile = env.NODE_EXTRA_CA_CERTS;
+  return { ...env, ...extra };
 }
 
 const CONSUMER = `import { createTrawlClient, expectOk, TrawlApiError, type CrawlAccepted, type Job } from '@trawl/client';
