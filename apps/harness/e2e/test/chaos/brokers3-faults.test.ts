@@ -23,7 +23,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -37,6 +36,7 @@ import { Pipeline } from '../../src/pipeline.ts';
 import {
   DEPTH, RETRY_ENV, SITE_OPTIONS, clickhouseOf, crawlOutcome, dispatchJob, expectExactCrawl, expectReadModelsEqualLog, expectReplaysEqualLive, logFigures, ofJob, pagesInLog,
   report, retrying, sleep, timeToProgress, waitCompleted, waitPages,
+  freeRun
 } from './support.ts';
 
 const run = promisify(execFile);
@@ -45,22 +45,7 @@ const DISK_MB = Number(process.env.TRAWL_CHAOS_BROKER_DISK_MB ?? 128);
 /** How long the killed leader stays dead in s: the crawl must go on meanwhile with two brokers of three. */
 const LEADER_DOWN_MS = Number(process.env.TRAWL_CHAOS_LEADER_DOWN_MS ?? 30_000);
 
-function listen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer().once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
 
-/** A first port p with p..p+5 free, below the ephemeral range (as brokers3.test.ts picks it). */
-async function freeRun(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const base = 20_000 + 2 * Math.floor(Math.random() * 6_000);
-    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((d) => listen(base + d)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error('no six free ports in a row');
-}
 
 const alive = (pid: number) => {
   try {

@@ -8,7 +8,7 @@
  * The quick, config-level checks of the same are scripts/stack/test/config-render.test.ts's.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,7 +26,7 @@ import {
   TOPICS,
 } from '@trawl/streams';
 import { createContext, kafkaNodes, stackDown, stackUp, type UpStep } from '@trawl/stack';
-import { report } from './support.ts';
+import { report, freeRun } from './support.ts';
 
 /** Whether something accepts connections on the port. */
 function open(port: number): Promise<boolean> {
@@ -38,26 +38,7 @@ function open(port: number): Promise<boolean> {
   });
 }
 
-function listen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer().once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
 
-/**
- * A first port p with p..p+5 free: three brokers on p, p+2, p+4 and their controllers on p+1, p+3,
- * p+5. Below Linux's ephemeral range (32768 on): a port free now could otherwise be taken by any
- * outgoing connection before a node binds it.
- */
-async function freeRun(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const base = 20_000 + 2 * Math.floor(Math.random() * 6_000);
-    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((d) => listen(base + d)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error('no six free ports in a row');
-}
 
 const home = mkdtempSync(join(tmpdir(), 'trawl-brokers3-'));
 const logger = createLogger('brokers3-test', { ...process.env, TRAWL_LOG_LEVEL: process.env.TRAWL_LOG_LEVEL ?? 'silent' });

@@ -7,6 +7,7 @@
  * scenario: both read models rebuilt from the log the fault left, beside the live ones, checksums
  * compared (`expectReplaysEqualLive`).
  */
+import { createServer } from 'node:net';
 import { expect } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -462,4 +463,25 @@ export function viaProxy(url: string, port: number): string {
   u.hostname = '127.0.0.1';
   u.port = String(port);
   return u.toString().replace(/\/$/, '');
+}
+
+function listen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer().once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A first port p with p..p+5 free: three brokers on p, p+2, p+4 and their controllers on p+1, p+3,
+ * p+5. Below Linux's ephemeral range (32768 on): a port free now could otherwise be taken by any
+ * outgoing connection before a node binds it.
+ */
+export async function freeRun(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const base = 20_000 + 2 * Math.floor(Math.random() * 6_000);
+    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((d) => listen(base + d)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error('no six free ports in a row');
 }

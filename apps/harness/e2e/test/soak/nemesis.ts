@@ -18,6 +18,7 @@ import { clickhouseDown, postgresDown, registryDown } from '@trawl/stack';
 import type { Kafka } from 'kafkajs';
 import type { OwnStack } from './own-stack.ts';
 import { SLOTS, type Services, type Slot } from './services.ts';
+import { prng } from '@trawl/streams/testing';
 
 export const FAULT_KINDS = ['kill-service', 'kill-broker', 'pause', 'restart-postgres', 'restart-clickhouse', 'restart-registry'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -32,17 +33,8 @@ const WEIGHTS: Readonly<Record<FaultKind, number>> = {
   'restart-registry': 1,
 };
 
-/** mulberry32: a small, fast generator whose whole state is one 32-bit number (the seed). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The soak's generator: streams' mulberry32, whose whole state is one 32-bit number (the seed). */
+export const seededRandom = prng;
 
 export interface Fault {
   readonly kind: FaultKind;
